@@ -1,0 +1,146 @@
+// Package shell runs a command under /bin/sh -c and returns its output,
+// followed by how it ended.
+//
+//	toolkit shell [flags] COMMAND...
+//	echo '{"command":"make test","cwd":"/src","timeout_secs":300}' | toolkit shell
+//
+// The command runs in a session of its own, with stdin from /dev/null (or the
+// stdin field) and stdout and stderr on one pipe, so the text is in the order
+// it was written. The text is cleaned of terminal escapes and progress-bar
+// redraws, and cut to --max-output bytes when longer, keeping its start, its
+// end and the failure lines in between; the whole output then goes to a file
+// named in the text. The last line is exactly one of
+//
+//	[exit N]
+//	[killed by signal N (SIGNAME)]
+//	[ended without a status]
+//
+// with a bracketed line before it for each thing that happened: a timeout, an
+// idle stop, a signal to toolkit, a cut, background processes left running.
+//
+// Time limits: timeout_secs (default 120, at most 600); with no timeout_secs,
+// also a stop after 60 s without output. A stop is SIGTERM to every process the
+// command started (those that left its session too), 2 s of grace, then
+// SIGKILL. When the command ends but processes it started still hold the
+// output, toolkit waits until the output has been quiet for 250 ms (2 s at
+// most), then leaves them running, their further output going to a log named
+// in the text (or, with --kill-background, stops them). Processes that sent
+// their output elsewhere are never waited for.
+//
+// toolkit exits 0 whenever the command ran; with --status it exits as the
+// command did (its code, 128+N for signal N, 124 on a timeout or idle stop).
+package shell
+
+import (
+	"time"
+
+	"toolkit/internal/root"
+)
+
+// Args is the input of one shell call.
+type Args struct {
+	Command     string            `json:"command" flag:"COMMAND" check:"required,nonempty,nonul" desc:"The command to run, as a /bin/sh -c script: pipes, &&, redirections and quoting all work."`
+	Cwd         string            `json:"cwd,omitempty" flag:"--cwd" check:"nonul" desc:"The directory to run it in. Default: /tmp (the root directory when toolkit runs with --root)."`
+	TimeoutSecs *int              `json:"timeout_secs,omitempty" flag:"--timeout" check:"min=1" desc:"Wall-clock limit in seconds; default 120, at most 600. Without it, a command silent for 60 s is also stopped."`
+	Env         map[string]string `json:"env,omitempty" flag:"--env" check:"envmap,nonul" desc:"Environment variables to add, as an object of names to values."`
+	Stdin       *string           `json:"stdin,omitempty" flag:"--stdin-file" desc:"Text to feed to the command's standard input. Default: none (/dev/null)."`
+
+	// Host holds the settings a host chooses, not the model.
+	Host Options `json:"-"`
+}
+
+// Options are the host's settings for a call: flags in the CLI, fixed by the
+// MCP server.
+type Options struct {
+	// MaxOutput is the text's limit in bytes; longer text is cut.
+	MaxOutput int
+	// Raw keeps escape sequences and carriage returns.
+	Raw bool
+	// KillBackground stops processes that still hold the output after the
+	// command ended, instead of leaving them to a drain.
+	KillBackground bool
+	// ExitLikeCommand makes toolkit's exit status the command's (--status).
+	ExitLikeCommand bool
+	// Limits are the time limits other than the timeout.
+	Limits Limits
+	// Live, when set, receives the text as it comes, in pieces that never
+	// split a UTF-8 character.
+	Live func(text []byte)
+	// Signals, when set, carries the signals toolkit received: each stops the
+	// command, and the outcome so far is returned.
+	Signals <-chan Signal
+	// Exclusive says this process runs one command at a time, so that every
+	// descendant of it belongs to the command (the CLI). The MCP server runs
+	// several, and tells their processes apart by session and environment.
+	Exclusive bool
+	// Root, when set, confines cwd.
+	Root *root.Root
+	// SpillDir is where the whole output goes when it is cut; default $TMPDIR.
+	SpillDir string
+}
+
+// Signal is a signal toolkit received, by name ("SIGTERM").
+type Signal string
+
+// Limits are the time limits of a call.
+type Limits struct {
+	Grace  time.Duration // between SIGTERM and SIGKILL
+	Idle   time.Duration // silence that stops a command with no timeout_secs
+	Quiet  time.Duration // quiet output after the end that lets toolkit return
+	Linger time.Duration // the longest toolkit reads on after the end
+}
+
+// The defaults.
+const (
+	DefaultTimeoutSecs = 120
+	MaxTimeoutSecs     = 600
+	DefaultMaxOutput   = 1 << 20
+	// MaxSpill bounds the file that keeps the whole output of a cut call.
+	MaxSpill = 256 << 20
+)
+
+// DefaultLimits are the limits SPEC.md gives.
+var DefaultLimits = Limits{Grace: 2 * time.Second, Idle: 60 * time.Second, Quiet: 250 * time.Millisecond, Linger: 2 * time.Second}
+
+func (o Options) withDefaults() Options {
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxOutput
+	}
+	d := DefaultLimits
+	if o.Limits.Grace <= 0 {
+		o.Limits.Grace = d.Grace
+	}
+	if o.Limits.Idle <= 0 {
+		o.Limits.Idle = d.Idle
+	}
+	if o.Limits.Quiet <= 0 {
+		o.Limits.Quiet = d.Quiet
+	}
+	if o.Limits.Linger <= 0 {
+		o.Limits.Linger = d.Linger
+	}
+	return o
+}
+
+// Details are the facts of a call for --json.
+type Details struct {
+	ExitCode    *int         `json:"exit_code"`
+	Signal      *int         `json:"signal"`
+	SignalName  string       `json:"signal_name,omitempty"`
+	TimedOut    bool         `json:"timed_out"`
+	IdleOut     bool         `json:"idle_out"`
+	Stopped     string       `json:"stopped,omitempty"` // why toolkit stopped it otherwise: "SIGTERM", "cancelled"
+	DurationMS  int64        `json:"duration_ms"`
+	OutputBytes int64        `json:"output_bytes"`
+	OutputLines int64        `json:"output_lines"`
+	Cut         *CutDetails  `json:"cut"`
+	Background  []int        `json:"background"`
+	BGLog       string       `json:"background_log,omitempty"`
+}
+
+// CutDetails describe a cut: text kept and dropped, and the spill file.
+type CutDetails struct {
+	KeptBytes    int64  `json:"kept_bytes"`
+	DroppedBytes int64  `json:"dropped_bytes"`
+	SpillPath    string `json:"spill_path"`
+}

@@ -1,0 +1,313 @@
+// Package cut keeps the parts of a long text that a model needs: its start,
+// its end, and the lines in between that look like failures, with exact
+// counts of what was left out. It works on a stream, in bounded memory.
+//
+// A text of at most Limit bytes is kept whole. A longer one keeps its first
+// Limit/2 bytes cut back to the end of a line (the head), its last Limit/2
+// bytes cut forward to the start of a line (the tail), and from the middle
+// the first MaxFailures lines that contain "error", "fail", "fatal",
+// "panic", "exception" or "traceback" in any case, each shown with its line
+// number. A part that holds no line end at all is cut at the byte limit
+// instead, never inside a UTF-8 character.
+package cut
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// MaxFailures is how many failure lines are kept from the middle.
+const MaxFailures = 20
+
+// MaxFailureLine bounds a kept failure line, in bytes.
+const MaxFailureLine = 500
+
+// Failure is a line from the dropped middle that looks like a failure.
+type Failure struct {
+	Line int64  // its line number, from 1
+	Text string // the line, at most MaxFailureLine bytes of it
+	Cut  bool   // the line was longer than Text
+}
+
+// Cutter cuts one text stream. Create it with New.
+type Cutter struct {
+	limit, half int
+
+	all   []byte // the whole text, while it is within the limit
+	cut   bool   // the text went over the limit
+	head  []byte
+	ring  []byte // the last half bytes of the text, circular
+	rpos  int    // where the oldest byte of ring is, once it is full
+	total int64  // bytes written
+	lines int64  // line ends written
+	last  byte   // the last byte written
+
+	mid        int64 // bytes moved to the middle so far
+	beforeRing byte  // the byte just before the ring's oldest one
+	scanner    scanner
+}
+
+// New returns a Cutter that keeps texts of up to limit bytes whole.
+func New(limit int) *Cutter {
+	if limit < 2*utf8.UTFMax {
+		limit = 2 * utf8.UTFMax
+	}
+	return &Cutter{limit: limit, half: limit / 2, all: make([]byte, 0, min(limit, 64<<10))}
+}
+
+// Write adds text to the stream.
+func (c *Cutter) Write(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	c.total += int64(len(p))
+	c.lines += int64(bytes.Count(p, nl))
+	c.last = p[len(p)-1]
+	if !c.cut {
+		if len(c.all)+len(p) <= c.limit {
+			c.all = append(c.all, p...)
+			return
+		}
+		// Fill the text up to the limit, so that the head is found in it.
+		n := c.limit - len(c.all)
+		c.all = append(c.all, p[:n]...)
+		p = p[n:]
+		c.startCut()
+	}
+	c.push(p)
+}
+
+var nl = []byte{'\n'}
+
+// startCut turns the text kept so far into the head and the start of the tail.
+func (c *Cutter) startCut() {
+	c.cut = true
+	h := bytes.LastIndexByte(c.all[:c.half], '\n') + 1
+	if h == 0 {
+		h = runeStart(c.all, c.half)
+	}
+	c.head = c.all[:h:h]
+	c.beforeRing = '\n'
+	if h > 0 {
+		c.beforeRing = c.head[h-1]
+	}
+	rest := c.all[h:]
+	c.all = nil
+	c.ring = make([]byte, 0, c.half)
+	c.scanner.line = int64(bytes.Count(c.head, nl)) + 1
+	c.push(rest)
+}
+
+// push appends p to the ring, moving what falls out of it to the middle.
+func (c *Cutter) push(p []byte) {
+	if room := c.half - len(c.ring); room > 0 {
+		n := min(room, len(p))
+		c.ring = append(c.ring, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) >= c.half {
+		// p alone fills the ring: all of the ring, and p but its end, fall out.
+		c.drop(c.ring[c.rpos:])
+		c.drop(c.ring[:c.rpos])
+		c.drop(p[:len(p)-c.half])
+		c.rpos = copy(c.ring, p[len(p)-c.half:]) % c.half
+		return
+	}
+	for len(p) > 0 {
+		n := min(len(p), c.half-c.rpos)
+		c.drop(c.ring[c.rpos : c.rpos+n])
+		copy(c.ring[c.rpos:], p[:n])
+		c.rpos = (c.rpos + n) % c.half
+		p = p[n:]
+	}
+}
+
+func (c *Cutter) drop(b []byte) {
+	if len(b) > 0 {
+		c.mid += int64(len(b))
+		c.beforeRing = b[len(b)-1]
+		c.scanner.write(b)
+	}
+}
+
+// runeStart returns the largest i ≤ n at which a UTF-8 character starts in b.
+func runeStart(b []byte, n int) int {
+	for i := n; i > 0 && i > n-utf8.UTFMax; i-- {
+		if i == len(b) || utf8.RuneStart(b[i]) {
+			return i
+		}
+	}
+	return n
+}
+
+// Result is what a Cutter kept of the whole text.
+type Result struct {
+	Cut        bool
+	Head, Tail []byte // the whole text is Head when nothing was cut
+	Failures   []Failure
+
+	TotalBytes, TotalLines int64
+	// The lines shown: 1 to HeadLines, and TailFirst to TotalLines. A line
+	// cut through is counted in both the part it is shown in and the middle.
+	HeadLines, TailFirst int64
+	// The middle: its size, and its first and last line.
+	MidBytes                 int64
+	MidFirst, MidLast        int64
+	HeadPartial, TailPartial bool // the head ends, or the tail starts, inside a line
+}
+
+// Result ends the stream and returns what was kept.
+func (c *Cutter) Result() Result {
+	r := Result{TotalBytes: c.total, TotalLines: c.lines}
+	if c.total > 0 && c.last != '\n' {
+		r.TotalLines++
+	}
+	if !c.cut {
+		r.Head = c.all
+		r.HeadLines = r.TotalLines
+		return r
+	}
+	// Put the ring in order, then find the start of its first whole line.
+	tail := make([]byte, 0, len(c.ring))
+	tail = append(tail, c.ring[c.rpos:]...)
+	tail = append(tail, c.ring[:c.rpos]...)
+	start := 0
+	if c.beforeRing != '\n' {
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 && i+1 < len(tail) {
+			start = i + 1
+		} else {
+			for start < len(tail) && start < utf8.UTFMax && !utf8.RuneStart(tail[start]) {
+				start++
+			}
+			r.TailPartial = true
+		}
+	}
+	c.drop(tail[:start])
+	if r.TailPartial {
+		c.scanner.endPartial()
+	}
+	r.Cut = true
+	r.Head = c.head
+	r.Tail = tail[start:]
+	r.Failures = c.scanner.found
+	r.MidBytes = c.mid
+	r.HeadPartial = len(c.head) > 0 && c.head[len(c.head)-1] != '\n'
+	r.HeadLines = int64(bytes.Count(c.head, nl))
+	if r.HeadPartial {
+		r.HeadLines++
+	}
+	r.TailFirst = r.TotalLines - int64(bytes.Count(r.Tail, nl)) + 1
+	if c.last != '\n' {
+		r.TailFirst--
+	}
+	r.MidFirst = r.HeadLines + 1
+	if r.HeadPartial {
+		r.MidFirst = r.HeadLines
+	}
+	r.MidLast = r.TailFirst - 1
+	if r.TailPartial {
+		r.MidLast = r.TailFirst
+	}
+	return r
+}
+
+// scanner follows the middle line by line and keeps the failure lines.
+type scanner struct {
+	line   int64 // the number of the line being read
+	hit    bool  // the line being read looks like a failure
+	text   []byte
+	size   int64             // bytes of the line so far
+	carry  [maxWord - 1]byte // the end of the line so far, for a word split across writes
+	ncarry int
+	found  []Failure
+}
+
+func (s *scanner) write(b []byte) {
+	if len(s.found) >= MaxFailures {
+		s.line += int64(bytes.Count(b, nl))
+		return
+	}
+	if !s.hit && !s.joins(b) && !hasFailure(b) {
+		// The common case: no failure word in b. Count its lines; only the
+		// line it leaves unfinished needs following.
+		if k := bytes.LastIndexByte(b, '\n'); k >= 0 {
+			s.line += int64(bytes.Count(b[:k+1], nl))
+			s.reset()
+			b = b[k+1:]
+		}
+		s.extend(b)
+		return
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		piece := b
+		if i >= 0 {
+			piece = b[:i]
+		}
+		if !s.hit {
+			s.hit = s.joins(piece) || hasFailure(piece)
+		}
+		s.extend(piece)
+		if i < 0 {
+			return
+		}
+		s.endLine()
+		s.line++
+		s.reset()
+		b = b[i+1:]
+	}
+}
+
+// extend adds piece, which holds no line end, to the line being read.
+func (s *scanner) extend(piece []byte) {
+	if len(piece) == 0 {
+		return
+	}
+	// A few bytes past the bound, to cut it at a character boundary.
+	if n := min(len(piece), MaxFailureLine+utf8.UTFMax-len(s.text)); n > 0 {
+		s.text = append(s.text, piece[:n]...)
+	}
+	s.size += int64(len(piece))
+	if len(piece) >= len(s.carry) {
+		s.ncarry = copy(s.carry[:], piece[len(piece)-len(s.carry):])
+		return
+	}
+	keep := min(s.ncarry, len(s.carry)-len(piece))
+	copy(s.carry[:], s.carry[s.ncarry-keep:s.ncarry])
+	s.ncarry = keep + copy(s.carry[keep:], piece)
+}
+
+// joins reports whether a failure word spans the carried end of the line and
+// the start of b.
+func (s *scanner) joins(b []byte) bool {
+	if s.ncarry == 0 || len(b) == 0 {
+		return false
+	}
+	var buf [2 * maxWord]byte
+	n := copy(buf[:], s.carry[:s.ncarry])
+	n += copy(buf[n:], b[:min(len(b), maxWord-1)])
+	return hasFailure(buf[:n])
+}
+
+// endLine keeps the line being read if it looks like a failure.
+func (s *scanner) endLine() {
+	if !s.hit || len(s.found) >= MaxFailures {
+		return
+	}
+	text := s.text[:runeStart(s.text, min(len(s.text), MaxFailureLine))]
+	cut := int64(len(text)) < s.size
+	s.found = append(s.found, Failure{Line: s.line, Text: string(bytes.ToValidUTF8(text, []byte("\uFFFD"))), Cut: cut})
+}
+
+// endPartial ends the middle inside a line (the tail shows the rest of it).
+func (s *scanner) endPartial() {
+	s.endLine()
+	s.reset()
+}
+
+func (s *scanner) reset() {
+	s.hit = false
+	s.text = s.text[:0]
+	s.size = 0
+	s.ncarry = 0
+}

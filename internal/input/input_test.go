@@ -1,0 +1,224 @@
+package input
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+type testArgs struct {
+	Command string            `json:"command" flag:"COMMAND" check:"required,nonempty,nonul"`
+	Cwd     string            `json:"cwd" flag:"--cwd" check:"nonul"`
+	Timeout *int              `json:"timeout_secs" flag:"--timeout" check:"min=1"`
+	Env     map[string]string `json:"env" check:"envmap,nonul"`
+	Stdin   *string           `json:"stdin"`
+	Raw     bool              `json:"raw"`
+	Host    int               `json:"-"`
+}
+
+func TestDecodeGood(t *testing.T) {
+	five := 5
+	thirty := 30
+	hi := "hi\x00there"
+	for name, tc := range map[string]struct {
+		in   string
+		want testArgs
+	}{
+		"minimal":        {`{"command":"ls"}`, testArgs{Command: "ls"}},
+		"spaces":         {" \n\t{ \"command\" : \"ls\" } \r\n", testArgs{Command: "ls"}},
+		"all":            {`{"command":"make","cwd":"/src","timeout_secs":5,"env":{"A":"1"},"stdin":"hi\u0000there","raw":true}`, testArgs{Command: "make", Cwd: "/src", Timeout: &five, Env: map[string]string{"A": "1"}, Stdin: &hi, Raw: true}},
+		"null optional":  {`{"command":"ls","cwd":null,"timeout_secs":null}`, testArgs{Command: "ls"}},
+		"float integer":  {`{"command":"ls","timeout_secs":30.0}`, testArgs{Command: "ls", Timeout: &thirty}},
+		"exp integer":    {`{"command":"ls","timeout_secs":3e1}`, testArgs{Command: "ls", Timeout: &thirty}},
+		"escapes":        {`{"command":"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00"}`, testArgs{Command: "a\"b\\c/d\b\f\n\r\té😀"}},
+		"lone surrogate": {`{"command":"x\ud800y"}`, testArgs{Command: "x\uFFFDy"}},
+		"invalid utf8":   {"{\"command\":\"a\xffb\"}", testArgs{Command: "a\uFFFDb"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got testArgs
+			if err := Decode([]byte(tc.in), &got); err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeBad(t *testing.T) {
+	for name, tc := range map[string]struct{ in, want string }{
+		"empty":            {"", "input: empty; expected a JSON object"},
+		"blank":            {" \n", "input: empty; expected a JSON object"},
+		"not object":       {`["ls"]`, "input: expected a JSON object, not an array"},
+		"string":           {`"ls"`, "input: expected a JSON object, not a string"},
+		"invalid":          {`{"command":}`, "input: invalid JSON at offset 11: unexpected '}'"},
+		"unterminated":     {`{"command":"ls`, "input: invalid JSON at offset 14: unexpected end of input in a string"},
+		"trailing":         {`{"command":"ls"} x`, "input: invalid JSON at offset 17: unexpected data after the JSON value"},
+		"two objects":      {`{"command":"ls"}{}`, "input: invalid JSON at offset 16: unexpected data after the JSON value"},
+		"trailing comma":   {`{"command":"ls",}`, "input: invalid JSON at offset 16: expected a quoted field name"},
+		"unknown near":     {`{"comand":"ls"}`, `input: unknown field "comand" (did you mean "command"?)`},
+		"unknown prefix":   {`{"command":"ls","timeout":5}`, `input: unknown field "timeout" (did you mean "timeout_secs"?)`},
+		"unknown case":     {`{"Command":"ls"}`, `input: unknown field "Command" (did you mean "command"?)`},
+		"unknown far":      {`{"command":"ls","colour":1}`, `input: unknown field "colour"; the fields are command, cwd, env, raw, stdin, timeout_secs`},
+		"host field":       {`{"command":"ls","Host":1}`, `input: unknown field "Host"; the fields are command, cwd, env, raw, stdin, timeout_secs`},
+		"twice":            {`{"command":"ls","command":"rm"}`, `input: field "command" given twice (at offset 16)`},
+		"missing":          {`{"cwd":"/"}`, `input: missing required field "command"`},
+		"null required":    {`{"command":null}`, `input: "command" must be a string, not null`},
+		"wrong type":       {`{"command":["ls"]}`, `input: "command" must be a string, not an array`},
+		"int as string":    {`{"command":"ls","timeout_secs":"30"}`, `input: "timeout_secs" must be an integer, not a string`},
+		"fraction":         {`{"command":"ls","timeout_secs":1.5}`, `input: "timeout_secs" must be a whole number, not 1.5`},
+		"huge":             {`{"command":"ls","timeout_secs":1e400}`, `input: "timeout_secs" is out of range: 1e400`},
+		"huge int":         {`{"command":"ls","timeout_secs":99999999999999999999}`, `input: "timeout_secs" is out of range: 99999999999999999999`},
+		"below min":        {`{"command":"ls","timeout_secs":0}`, `input: "timeout_secs" must be at least 1, not 0`},
+		"negative":         {`{"command":"ls","timeout_secs":-3}`, `input: "timeout_secs" must be at least 1, not -3`},
+		"empty command":    {`{"command":""}`, `input: "command" must not be empty`},
+		"nul command":      {`{"command":"a\u0000b"}`, `input: "command" must not contain a NUL byte`},
+		"env not strings":  {`{"command":"ls","env":{"A":1}}`, `input: "env" must map names to strings, but "A" is a number`},
+		"env bad name":     {`{"command":"ls","env":{"A=B":"1"}}`, `input: "env" has a name that cannot be an environment variable: "A=B"`},
+		"env empty name":   {`{"command":"ls","env":{"":"1"}}`, `input: "env" has a name that cannot be an environment variable: ""`},
+		"env twice":        {`{"command":"ls","env":{"A":"1","A":"2"}}`, `input: "env" names "A" twice`},
+		"bool as string":   {`{"command":"ls","raw":"yes"}`, `input: "raw" must be a boolean, not a string`},
+		"control in str":   {"{\"command\":\"a\nb\"}", "input: invalid JSON at offset 13: control character 0x0a in a string (it must be escaped)"},
+		"bad escape":       {`{"command":"a\qb"}`, `input: invalid JSON at offset 13: invalid escape 'q' in a string`},
+		"bad unicode":      {`{"command":"\u12g4"}`, `input: invalid JSON at offset 12: invalid \u escape`},
+		"leading zero":     {`{"command":"ls","timeout_secs":01}`, "input: invalid JSON at offset 32: expected ',' or '}' after a field"},
+		"deep":             {`{"command":"ls","env":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, "input: invalid JSON at offset 85: nested too deeply"},
+		"bare word":        {`{"command":ls}`, "input: invalid JSON at offset 11: unexpected 'l'"},
+		"bad literal":      {`{"command":nul}`, "input: invalid JSON at offset 11: invalid literal (expected null)"},
+		"unquoted key":     {`{command:"ls"}`, "input: invalid JSON at offset 1: expected a quoted field name"},
+		"missing colon":    {`{"command" "ls"}`, "input: invalid JSON at offset 11: expected ':' after a field name"},
+		"binary":           {"\x00\x01", "input: invalid JSON at offset 0: unexpected byte 0x00"},
+		"number then junk": {`{"command":"ls","timeout_secs":5x}`, "input: invalid JSON at offset 32: expected ',' or '}' after a field"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got testArgs
+			err := Decode([]byte(tc.in), &got)
+			if err == nil {
+				t.Fatalf("Decode(%q) = nil error, want %q", tc.in, tc.want)
+			}
+			if err.Error() != tc.want {
+				t.Fatalf("Decode(%q):\n got %q\nwant %q", tc.in, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestFieldErrorIsTyped(t *testing.T) {
+	var a testArgs
+	err := Decode([]byte(`{"command":"ls","timeout_secs":0}`), &a)
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v is not a *FieldError", err)
+	}
+	if got, want := fe.PersonError(), "--timeout must be at least 1, not 0"; got != want {
+		t.Fatalf("PersonError = %q, want %q", got, want)
+	}
+}
+
+func TestReadBound(t *testing.T) {
+	if _, err := Read(bytes.NewReader(make([]byte, MaxSize+1))); err == nil || err.Error() != "input: larger than 64 MiB" {
+		t.Fatalf("Read of MaxSize+1 bytes: err = %v", err)
+	}
+	data, err := Read(bytes.NewReader(make([]byte, MaxSize)))
+	if err != nil || len(data) != MaxSize {
+		t.Fatalf("Read of MaxSize bytes: %d bytes, err = %v", len(data), err)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	names := []string{"command", "cwd", "timeout_secs", "env", "stdin"}
+	for in, want := range map[string]string{
+		"comand": "command", "commnd": "command", "Command": "command", "timeoutSecs": "timeout_secs",
+		"timeout": "timeout_secs", "stdn": "stdin", "cmd": "command", "dir": "", "description": "", "x": "", "envs": "env",
+	} {
+		if got := Suggest(in, names); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzParse checks the parser against encoding/json: it never panics, it
+// accepts exactly the inputs encoding/json accepts (up to the depth bound), and
+// it decodes them to the same values.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"command":"ls"}`, `{"a":[1,2.5,-3e4,true,false,null],"b":{"c":"\u00e9\ud83d\ude00"}}`,
+		`"x"`, `[]`, `{}`, `1`, `-0.0e+1`, "{\"a\":\"\xff\"}", `{"a":"\ud800"}`, `{"a" : 1 , }`,
+		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]`, `{"a":"\"\\\/\b\f\n\r\t"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := parse(data)
+		valid := json.Valid(data)
+		if err != nil {
+			var se *syntaxError
+			if !errors.As(err, &se) || se.off < 0 || se.off > len(data) {
+				t.Fatalf("parse(%q): bad error %v", data, err)
+			}
+			if valid && !strings.Contains(err.Error(), "nested too deeply") {
+				t.Fatalf("parse(%q) refused valid JSON: %v", data, err)
+			}
+			return
+		}
+		if !valid {
+			t.Fatalf("parse(%q) accepted invalid JSON", data)
+		}
+		var want any
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("encoding/json: %v", err)
+		}
+		if got := toAny(t, v); !reflect.DeepEqual(got, want) {
+			t.Fatalf("parse(%q) = %#v, encoding/json gives %#v", data, got, want)
+		}
+	})
+}
+
+func toAny(t *testing.T, v value) any {
+	switch v.kind {
+	case kNull:
+		return nil
+	case kBool:
+		return v.b
+	case kString:
+		return v.str
+	case kNumber:
+		var x float64
+		if err := json.Unmarshal([]byte(v.str), &x); err != nil {
+			t.Fatalf("number literal %q: %v", v.str, err)
+		}
+		return x
+	case kArray:
+		out := []any{}
+		for _, e := range v.elems {
+			out = append(out, toAny(t, e))
+		}
+		return out
+	default:
+		out := map[string]any{}
+		for _, m := range v.members {
+			out[m.key] = toAny(t, m.val)
+		}
+		return out
+	}
+}
+
+func BenchmarkDecodeLargeString(b *testing.B) {
+	type writeArgs struct {
+		Path    string `json:"path"`
+		Content string `json:"content"`
+	}
+	content := strings.Repeat("hello world, this is a line of text with \"quotes\" and tabs\t.\n", 1<<20)
+	data, _ := json.Marshal(writeArgs{Path: "x", Content: content})
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		var a writeArgs
+		if err := Decode(data, &a); err != nil || len(a.Content) != len(content) {
+			b.Fatal(err)
+		}
+	}
+}

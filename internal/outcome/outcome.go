@@ -1,0 +1,171 @@
+// Package outcome is the one result every toolkit applet returns, and the one
+// place that turns it into output and an exit status.
+//
+// An Outcome is one of three kinds:
+//
+//	Done        the tool did its job        text on stdout                 exit 0
+//	ToolError   the tool could not do it    "toolkit APPLET: MSG" on stderr exit 1
+//	UsageError  the input itself is wrong   the same, with the usage        exit 2
+//
+// In JSON mode (--json, TOOLKIT_OUTPUT=json) all three are one JSON object on
+// stdout: {"ok":true,"text":…,<details>}, {"ok":false,"error":…} and
+// {"ok":false,"error":…,"usage":true}. In stream mode the same object is carried
+// by the final {"type":"end","outcome":…} event.
+package outcome
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// Kind says which of the three results an Outcome is.
+type Kind int
+
+const (
+	Done Kind = iota
+	ToolError
+	UsageError
+)
+
+// Exit statuses of toolkit itself.
+const (
+	StatusDone  = 0
+	StatusTool  = 1
+	StatusUsage = 2
+)
+
+// Outcome is what an applet returns.
+type Outcome struct {
+	Kind Kind
+	// Text is the whole text of a Done outcome.
+	Text string
+	// Epilogue is the end of Text that a live view has not shown yet (shell's
+	// bracketed end lines). With Streamed set, text mode prints only this.
+	Epilogue string
+	// Streamed says the body of Text already went out as it came.
+	Streamed bool
+	// Message says what went wrong, for the two error kinds.
+	Message string
+	// Usage is the applet's usage line, shown with a usage error in text mode.
+	Usage string
+	// Details are the facts a host wants without parsing text; a struct whose
+	// JSON object is merged into the --json object.
+	Details any
+	// Status, when not nil, replaces the exit status of a Done outcome
+	// (shell --status: exit as the command did).
+	Status *int
+}
+
+// Success returns a Done outcome.
+func Success(text string, details any) Outcome {
+	return Outcome{Kind: Done, Text: text, Details: details}
+}
+
+// Failure returns a tool error: the tool could not do what was asked.
+func Failure(format string, args ...any) Outcome {
+	return Outcome{Kind: ToolError, Message: fmt.Sprintf(format, args...)}
+}
+
+// Misuse returns a usage error: the input itself is wrong.
+func Misuse(format string, args ...any) Outcome {
+	return Outcome{Kind: UsageError, Message: fmt.Sprintf(format, args...)}
+}
+
+// ExitStatus is the exit status toolkit ends with for o.
+func (o Outcome) ExitStatus() int {
+	switch o.Kind {
+	case ToolError:
+		return StatusTool
+	case UsageError:
+		return StatusUsage
+	}
+	if o.Status != nil {
+		return *o.Status
+	}
+	return StatusDone
+}
+
+// Mode is how an Outcome is printed.
+type Mode int
+
+const (
+	TextMode Mode = iota
+	JSONMode
+	StreamMode
+)
+
+// Print writes o for applet in the given mode and returns toolkit's exit status.
+func (o Outcome) Print(stdout, stderr io.Writer, applet string, mode Mode) int {
+	switch mode {
+	case JSONMode:
+		b := o.JSON()
+		_, _ = stdout.Write(append(b, '\n'))
+	case StreamMode:
+		var buf bytes.Buffer
+		buf.WriteString(`{"type":"end","outcome":`)
+		buf.Write(o.JSON())
+		buf.WriteString("}\n")
+		_, _ = stdout.Write(buf.Bytes())
+	default:
+		prefix := "toolkit"
+		if applet != "" {
+			prefix += " " + applet
+		}
+		switch o.Kind {
+		case Done:
+			text := o.Text
+			if o.Streamed {
+				text = o.Epilogue
+			}
+			_, _ = io.WriteString(stdout, text)
+		case ToolError:
+			fmt.Fprintf(stderr, "%s: %s\n", prefix, o.Message)
+		case UsageError:
+			// One line, so that a host logging stderr gets the whole story in it.
+			if o.Usage != "" {
+				fmt.Fprintf(stderr, "%s: %s; usage: %s\n", prefix, o.Message, o.Usage)
+			} else {
+				fmt.Fprintf(stderr, "%s: %s\n", prefix, o.Message)
+			}
+		}
+	}
+	return o.ExitStatus()
+}
+
+// JSON is the --json object of o: ok, then text or error, then the details.
+func (o Outcome) JSON() []byte {
+	var buf bytes.Buffer
+	if o.Kind == Done {
+		buf.WriteString(`{"ok":true,"text":`)
+		buf.Write(Marshal(o.Text))
+	} else {
+		buf.WriteString(`{"ok":false,"error":`)
+		buf.Write(Marshal(o.Message))
+		if o.Kind == UsageError {
+			buf.WriteString(`,"usage":true`)
+		}
+	}
+	if o.Details != nil {
+		if d := Marshal(o.Details); len(d) > 2 && d[0] == '{' {
+			buf.WriteByte(',')
+			buf.Write(d[1 : len(d)-1])
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// Marshal is v as JSON, with <, > and & left as they are.
+func Marshal(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Details are plain structs of strings and numbers; this cannot happen
+		// short of a programming error, and even then the output stays JSON.
+		return []byte(`null`)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}

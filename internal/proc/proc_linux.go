@@ -1,0 +1,415 @@
+// Package proc finds, signals and reaps the whole process tree of a command,
+// including the processes that left its process group or session.
+//
+// toolkit makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so a
+// process whose parent dies is reparented to toolkit rather than to init: every
+// process the command starts stays a descendant of toolkit for as long as
+// toolkit runs. A Tree is the part of toolkit's descendants that belongs to one
+// command; Stop sends SIGTERM to all of it, gives it a grace period, and sends
+// SIGKILL to whatever is left, again and again until nothing is.
+//
+// Everything here reads /proc. Without /proc (a chroot that did not mount it),
+// a Tree knows only the command's own process group.
+package proc
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// BecomeSubreaper makes orphaned descendants of this process its children.
+func BecomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// Info is what /proc/PID/stat says of a process.
+type Info struct {
+	PID, PPID, PGID, SID int
+	State                byte // R, S, D, Z, T, …
+}
+
+// Snapshot reads every process's Info from /proc.
+func Snapshot() (map[int]Info, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]Info, len(names))
+	buf := make([]byte, 512)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		if info, ok := readStat(pid, buf); ok {
+			out[pid] = info
+		}
+	}
+	return out, nil
+}
+
+// readStat parses /proc/PID/stat: "pid (comm) state ppid pgrp session …",
+// where comm may hold spaces and parentheses, so it is found from the last ')'.
+func readStat(pid int, buf []byte) (Info, bool) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Info{}, false
+	}
+	n, _ := f.Read(buf)
+	f.Close()
+	return parseStat(pid, buf[:n])
+}
+
+func parseStat(pid int, b []byte) (Info, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return Info{}, false
+	}
+	fields := bytes.Fields(b[i+2:])
+	if len(fields) < 4 || len(fields[0]) != 1 {
+		return Info{}, false
+	}
+	ppid, err1 := strconv.Atoi(string(fields[1]))
+	pgid, err2 := strconv.Atoi(string(fields[2]))
+	sid, err3 := strconv.Atoi(string(fields[3]))
+	if err1 != nil || err2 != nil || err3 != nil {
+		return Info{}, false
+	}
+	return Info{PID: pid, PPID: ppid, PGID: pgid, SID: sid, State: fields[0][0]}, true
+}
+
+// Alive reports whether pid names a process that is not a zombie.
+func Alive(pid int) bool {
+	info, ok := readStat(pid, make([]byte, 512))
+	return ok && info.State != 'Z' && info.State != 'X'
+}
+
+// Tree is the process tree of one command, started in a session of its own
+// with Leader as its first process.
+type Tree struct {
+	// Leader is the command's first process: its pid is also its session
+	// and process group id.
+	Leader int
+	// Marker, when not empty, is an environment entry ("K=V") the command was
+	// started with: processes that carry it belong to the tree even after
+	// they left its session and lost their parent.
+	Marker string
+	// Exclusive says that every descendant of this process belongs to the
+	// tree: toolkit runs one command per process.
+	Exclusive bool
+	// Exclude lists processes that are toolkit's own (a drain).
+	Exclude []int
+
+	self       int
+	leaderGone atomic.Bool
+}
+
+// LeaderReaped says the leader's status was collected: its pid may now be
+// reused, so it no longer names the leader.
+func (t *Tree) LeaderReaped() { t.leaderGone.Store(true) }
+
+// leaderAlive reports whether the leader is still running.
+func (t *Tree) leaderAlive() bool { return !t.leaderGone.Load() && Alive(t.Leader) }
+
+// Members returns the tree's live processes (zombies are not counted: they
+// hold nothing and do nothing). Without /proc it returns nil.
+func (t *Tree) Members() []int {
+	procs, err := Snapshot()
+	if err != nil {
+		return nil
+	}
+	return t.members(procs)
+}
+
+func (t *Tree) members(procs map[int]Info) []int {
+	if t.self == 0 {
+		t.self = os.Getpid()
+	}
+	children := make(map[int][]int, len(procs))
+	for pid, p := range procs {
+		children[p.PPID] = append(children[p.PPID], pid)
+	}
+	in := make(map[int]bool)
+	var queue []int
+	add := func(pid int) {
+		if !in[pid] && pid != t.self && !t.excluded(pid) {
+			in[pid] = true
+			queue = append(queue, pid)
+		}
+	}
+	// Toolkit's descendants: with the subreaper, these are all the processes
+	// any command of ours started.
+	desc := make(map[int]bool)
+	stack := append([]int(nil), children[t.self]...)
+	for len(stack) > 0 {
+		pid := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if desc[pid] {
+			continue
+		}
+		desc[pid] = true
+		stack = append(stack, children[pid]...)
+	}
+	for pid := range desc {
+		p := procs[pid]
+		switch {
+		case t.Exclusive:
+			add(pid)
+		case (pid == t.Leader && !t.leaderGone.Load()) || p.SID == t.Leader || p.PGID == t.Leader:
+			add(pid)
+		case t.Marker != "" && hasEnv(pid, t.Marker):
+			add(pid)
+		}
+	}
+	// And everything below those.
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			add(c)
+		}
+	}
+	var out []int
+	for pid := range in {
+		if s := procs[pid].State; s != 'Z' && s != 'X' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func (t *Tree) excluded(pid int) bool {
+	for _, e := range t.Exclude {
+		if e == pid {
+			return true
+		}
+	}
+	return false
+}
+
+func hasEnv(pid int, entry string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, e := range bytes.Split(b, []byte{0}) {
+		if string(e) == entry {
+			return true
+		}
+	}
+	return false
+}
+
+// Signal sends sig to the tree's process group and to every member.
+// It returns the members it found.
+func (t *Tree) Signal(sig syscall.Signal) []int {
+	_ = syscall.Kill(-t.Leader, sig)
+	members := t.Members()
+	for _, pid := range members {
+		_ = syscall.Kill(pid, sig)
+	}
+	return members
+}
+
+// StopResult says how a Stop went.
+type StopResult struct {
+	// Killed says SIGKILL was needed: something outlived the grace period.
+	Killed bool
+	// Left counts processes still alive at the end (in uninterruptible sleep,
+	// say); it is 0 unless something is badly wrong.
+	Left int
+}
+
+// pollEvery is how often Stop looks at the tree while it waits.
+const pollEvery = 10 * time.Millisecond
+
+// Stop ends the whole tree: SIGTERM to every member, then, if any is still
+// alive after grace, SIGKILL until none is. A process forked while this runs
+// is found on the next look and signalled too.
+func (t *Tree) Stop(grace time.Duration) StopResult {
+	return t.stop(nil, grace)
+}
+
+// StopOnly is Stop for the members that pick keeps, and nothing else: not
+// the process group, not the other members.
+func (t *Tree) StopOnly(pick func(members []int) []int, grace time.Duration) StopResult {
+	return t.stop(pick, grace)
+}
+
+func (t *Tree) stop(pick func([]int) []int, grace time.Duration) StopResult {
+	targets := func() []int {
+		if pick == nil {
+			return t.Members()
+		}
+		return pick(t.Members())
+	}
+	signal := func(sig syscall.Signal, seen map[int]bool) []int {
+		if pick == nil {
+			_ = syscall.Kill(-t.Leader, sig)
+		}
+		now := targets()
+		for _, pid := range now {
+			if seen == nil || !seen[pid] {
+				_ = syscall.Kill(pid, sig)
+				if sig == syscall.SIGTERM {
+					// A stopped process does not act on SIGTERM until it runs.
+					_ = syscall.Kill(pid, syscall.SIGCONT)
+				}
+			}
+			if seen != nil {
+				seen[pid] = true
+			}
+		}
+		return now
+	}
+	leaderAlive := func() bool { return pick == nil && t.leaderAlive() }
+
+	termed := make(map[int]bool)
+	deadline := time.Now().Add(grace)
+	for len(signal(syscall.SIGTERM, termed)) > 0 || leaderAlive() {
+		if !time.Now().Before(deadline) {
+			return StopResult{Killed: true, Left: t.kill(signal, leaderAlive)}
+		}
+		time.Sleep(min(pollEvery, time.Until(deadline)))
+	}
+	return StopResult{}
+}
+
+// Kill sends SIGKILL to the whole tree until nothing in it is alive, and
+// returns how many processes are left (normally 0).
+func (t *Tree) Kill() int {
+	return t.kill(func(sig syscall.Signal, _ map[int]bool) []int { return t.Signal(sig) }, t.leaderAlive)
+}
+
+func (t *Tree) kill(signal func(syscall.Signal, map[int]bool) []int, leaderAlive func() bool) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := signal(syscall.SIGKILL, nil)
+		if len(left) == 0 && !leaderAlive() {
+			return 0
+		}
+		if time.Now().After(deadline) {
+			return len(left)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// The reaper: with the subreaper on, orphans become toolkit's children, and
+// their zombies must be collected. os/exec waits for the children it started;
+// the reaper waits for every other child, and never for a started one. Start
+// holds the lock across cmd.Start, so the reaper never sees a started child
+// before it is registered.
+var reaper struct {
+	sync.Mutex
+	started map[int]bool
+	once    sync.Once
+}
+
+// Start starts cmd as a child whose status os/exec will collect, and makes
+// sure the reaper leaves it alone until Done is called.
+func Start(cmd *exec.Cmd) error {
+	startReaper()
+	reaper.Lock()
+	defer reaper.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	reaper.started[cmd.Process.Pid] = true
+	return nil
+}
+
+// Done says cmd's status has been collected (cmd.Wait returned).
+func Done(cmd *exec.Cmd) {
+	reaper.Lock()
+	delete(reaper.started, cmd.Process.Pid)
+	reaper.Unlock()
+}
+
+func startReaper() {
+	reaper.once.Do(func() {
+		reaper.started = make(map[int]bool)
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGCHLD)
+		go func() {
+			for range ch {
+				reapOrphans()
+			}
+		}()
+	})
+}
+
+// reapOrphans collects every zombie child that os/exec is not waiting for.
+func reapOrphans() {
+	reaper.Lock()
+	defer reaper.Unlock()
+	procs, err := Snapshot()
+	if err != nil {
+		return
+	}
+	self := os.Getpid()
+	for pid, p := range procs {
+		if p.PPID == self && p.State == 'Z' && !reaper.started[pid] {
+			var ws syscall.WaitStatus
+			_, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+			if err != nil && !errors.Is(err, syscall.ECHILD) {
+				continue
+			}
+		}
+	}
+}
+
+// PipeID names the pipe f as /proc shows it in a holder's fd table
+// ("pipe:[12345]"). It does not use f.Fd, which would make f blocking and
+// stop its deadlines from working.
+func PipeID(f *os.File) (string, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	var st syscall.Stat_t
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = syscall.Fstat(int(fd), &st) }); err != nil {
+		return "", err
+	}
+	if serr != nil {
+		return "", serr
+	}
+	return "pipe:[" + strconv.FormatUint(st.Ino, 10) + "]", nil
+}
+
+// HoldersOf returns the processes among pids that have the pipe id open.
+func HoldersOf(pids []int, id string) []int {
+	var out []int
+	for _, pid := range pids {
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+		d, err := os.Open(dir)
+		if err != nil {
+			continue
+		}
+		names, _ := d.Readdirnames(-1)
+		d.Close()
+		for _, n := range names {
+			if l, err := os.Readlink(dir + "/" + n); err == nil && l == id {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}

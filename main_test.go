@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("u", false, "update the scripts' expected output")
+
+func TestMain(m *testing.M) {
+	if os.Getenv("GORACE") == "" {
+		// A binary built with -race sleeps 1 s before it exits, by default:
+		// every toolkit in a script would.
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+	testscript.Main(m, map[string]func(){
+		"toolkit":       main,
+		"toolkit-shell": main,
+		"toolkit-read":  main,
+		"toolkit-write": main,
+	})
+}
+
+func TestScript(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, scriptParams("testdata/script"))
+}
+
+func scriptParams(dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "root":
+				return os.Geteuid() == 0, nil
+			case "proc":
+				_, err := os.Stat("/proc/self/stat")
+				return err == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Setup: func(env *testscript.Env) error {
+			// Processes started by a script are killed when it ends, whatever
+			// it did: a failed script must not leave helpers behind.
+			work := env.WorkDir
+			env.Defer(func() { killMarked(work) })
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"status":  cmdStatus,
+			"waitfor": cmdWaitFor,
+			"noproc":  cmdNoProc,
+			"running": cmdRunning,
+			"killall": func(ts *testscript.TestScript, neg bool, args []string) { killMarked(ts.Getenv("WORK")) },
+			"sizeof":  cmdSizeOf,
+			"signal":  cmdSignal,
+			"lines":   cmdLines,
+		},
+	}
+}
+
+// status N prog args... runs prog and checks that it exits with status N.
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status N prog [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// waitfor FILE [REGEXP] waits, for at most 20 s, until FILE (a glob) exists
+// and holds a match for REGEXP.
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfor FILE [REGEXP]")
+	}
+	var re *regexp.Regexp
+	if len(args) == 2 {
+		re = regexp.MustCompile(args[1])
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var b []byte
+		err := os.ErrNotExist
+		if names, _ := filepath.Glob(ts.MkAbs(args[0])); len(names) > 0 {
+			b, err = os.ReadFile(names[0])
+		}
+		if err == nil && (re == nil || re.Match(b)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s: not there after 20 s (holds %q)", args[0], b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// marked returns the live processes whose command line holds marker.
+func marked(marker string) []int {
+	var out []int
+	names, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil || !bytes.Contains(b, []byte(marker)) {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.Split(name, "/")[2])
+		if pid == os.Getpid() {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+func killMarked(marker string) {
+	for range 100 {
+		pids := marked(marker)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// noproc [MARKER] checks that no live process has MARKER (default: $WORK)
+// in its command line. A stopped process may take a moment to disappear
+// (its parent reaps it): this waits up to 5 s for that, and fails after.
+func cmdNoProc(ts *testscript.TestScript, neg bool, args []string) {
+	marker := ts.Getenv("WORK")
+	if len(args) > 0 {
+		marker = args[0]
+	}
+	if neg {
+		ts.Fatalf("use running, not ! noproc")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := marked(marker)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var desc []string
+			for _, pid := range pids {
+				cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+				desc = append(desc, fmt.Sprintf("%d %q", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+			}
+			ts.Fatalf("processes left running: %s", strings.Join(desc, "; "))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// running N [MARKER] checks that exactly N live processes have MARKER
+// (default: $WORK) in their command line.
+func cmdRunning(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: running N [MARKER]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	marker := ts.Getenv("WORK")
+	if len(args) > 1 {
+		marker = args[1]
+	}
+	if got := len(marked(marker)); got != want {
+		ts.Fatalf("%d processes running with %q, want %d", got, marker, want)
+	}
+}
+
+// sizeof FILE N checks that FILE holds exactly N bytes.
+func cmdSizeOf(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: sizeof FILE N")
+	}
+	fi, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	want, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	if (fi.Size() == want) == neg {
+		ts.Fatalf("%s holds %d bytes; want %s%d", args[0], fi.Size(), map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+}
+
+// lines stdout|stderr|FILE N checks the number of lines.
+func cmdLines(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: lines stdout|stderr|FILE N")
+	}
+	var text string
+	switch args[0] {
+	case "stdout":
+		text = ts.ReadFile("stdout")
+	case "stderr":
+		text = ts.ReadFile("stderr")
+	default:
+		text = ts.ReadFile(args[0])
+	}
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	if got := strings.Count(text, "\n"); (got == want) == neg {
+		ts.Fatalf("%s has %d lines; want %d", args[0], got, want)
+	}
+}
+
+// signal NAME PIDFILE sends the signal NAME (TERM, INT, HUP, KILL) to the
+// process whose pid PIDFILE holds.
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: signal NAME PIDFILE")
+	}
+	sig, ok := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP, "KILL": syscall.SIGKILL}[args[0]]
+	if !ok {
+		ts.Fatalf("unknown signal %q", args[0])
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[1])))
+	ts.Check(err)
+	ts.Check(syscall.Kill(pid, sig))
+}
