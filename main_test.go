@@ -96,8 +96,8 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// waitfor FILE [REGEXP] waits, for at most 20 s, until FILE (a glob) exists
-// and holds a match for REGEXP.
+// waitfor FILE [REGEXP] waits, for at most 20 s, until a file matching the
+// glob FILE exists and holds a match for REGEXP.
 func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 || len(args) > 2 {
 		ts.Fatalf("usage: waitfor FILE [REGEXP]")
@@ -109,12 +109,11 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var b []byte
-		err := os.ErrNotExist
-		if names, _ := filepath.Glob(ts.MkAbs(args[0])); len(names) > 0 {
-			b, err = os.ReadFile(names[0])
-		}
-		if err == nil && (re == nil || re.Match(b)) {
-			return
+		names, _ := filepath.Glob(ts.MkAbs(args[0]))
+		for _, name := range names {
+			if b, _ = os.ReadFile(name); re == nil || re.Match(b) {
+				return
+			}
 		}
 		if time.Now().After(deadline) {
 			ts.Fatalf("%s: not there after 20 s (holds %q)", args[0], b)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -273,49 +274,51 @@ type run struct {
 	bg     background
 }
 
-// reading is the output pipe's reader goroutine.
-type reading struct {
-	chunks <-chan []byte
-	free   chan<- []byte
+// reader reads the output pipe and feeds the output, in a goroutine of its
+// own: the bytes go from the pipe through the cleaner and the cutter with no
+// hand-over between goroutines. The event loop learns of output through the
+// time of the last read, and of the end through done.
+type reader struct {
+	f    *os.File
+	out  *output
+	last atomic.Int64  // UnixNano of the last read that brought bytes
+	done chan struct{} // closed when the pipe is at its end, or the reader was stopped
 }
 
-const (
-	blockSize = 64 << 10
-	nBlocks   = 4
-)
+const blockSize = 64 << 10
 
-func startReading(f *os.File) reading {
-	chunks := make(chan []byte, nBlocks)
-	free := make(chan []byte, nBlocks)
-	for range nBlocks {
-		free <- make([]byte, blockSize)
-	}
-	go func() {
-		defer close(chunks)
-		for {
-			b := <-free
-			n, err := f.Read(b[:cap(b)])
-			if n > 0 {
-				chunks <- b[:n]
-			} else {
-				free <- b
-			}
-			if err != nil {
-				return
-			}
+func startReader(f *os.File, out *output) *reader {
+	rd := &reader{f: f, out: out, done: make(chan struct{})}
+	rd.last.Store(time.Now().UnixNano())
+	go rd.run()
+	return rd
+}
+
+func (rd *reader) run() {
+	defer close(rd.done)
+	buf := make([]byte, blockSize)
+	for {
+		n, err := rd.f.Read(buf)
+		if n > 0 {
+			rd.out.write(buf[:n])
+			rd.last.Store(time.Now().UnixNano())
 		}
-	}()
-	return reading{chunks: chunks, free: free}
+		if err != nil {
+			return
+		}
+	}
 }
 
-// stopReading makes the reader goroutine return and hands on what it read.
-func (r *run) stopReading(rd reading) {
-	_ = r.job.out.SetReadDeadline(time.Now())
-	for b := range rd.chunks {
-		r.out.write(b)
-		rd.free <- b
-	}
-	_ = r.job.out.SetReadDeadline(time.Time{})
+// sinceOutput is how long ago output last came.
+func (rd *reader) sinceOutput() time.Duration {
+	return time.Since(time.Unix(0, rd.last.Load()))
+}
+
+// stop makes the reader return at once, what it read handed on, and waits.
+func (rd *reader) stop() {
+	_ = rd.f.SetReadDeadline(time.Now())
+	<-rd.done
+	_ = rd.f.SetReadDeadline(time.Time{})
 }
 
 func timerC(t *time.Timer) <-chan time.Time {
@@ -326,8 +329,8 @@ func timerC(t *time.Timer) <-chan time.Time {
 }
 
 func (r *run) loop(ctx context.Context) {
-	rd := startReading(r.job.out)
-	chunks := rd.chunks
+	rd := startReader(r.job.out, r.out)
+	defer func() { <-rd.done }() // the output is finished only once the reader is
 
 	deadline := time.NewTimer(r.timeout)
 	defer deadline.Stop()
@@ -368,20 +371,13 @@ func (r *run) loop(ctx context.Context) {
 		if !stopping && r.state == nil {
 			deadlineC, idleC = deadline.C, timerC(idle)
 		}
+		var readerDone <-chan struct{}
+		if !eof {
+			readerDone = rd.done
+		}
 		select {
-		case b, ok := <-chunks:
-			if !ok {
-				eof, chunks = true, nil
-				continue
-			}
-			r.out.write(b)
-			rd.free <- b
-			if idle != nil {
-				idle.Reset(r.idle)
-			}
-			if quiet != nil {
-				quiet.Reset(r.h.Limits.Quiet)
-			}
+		case <-readerDone:
+			eof = true
 
 		case st := <-r.exited:
 			r.state = st
@@ -393,6 +389,11 @@ func (r *run) loop(ctx context.Context) {
 		case <-deadlineC:
 			beginStop(stopTimeout, stopTree)
 		case <-idleC:
+			// Output since the timer was set moves the limit on.
+			if since := rd.sinceOutput(); since < r.idle {
+				idle.Reset(r.idle - since)
+				continue
+			}
 			beginStop(stopIdle, stopTree)
 		case sig := <-r.h.Signals:
 			if stopping {
@@ -414,22 +415,21 @@ func (r *run) loop(ctx context.Context) {
 			settle = time.NewTimer(r.h.Limits.Linger)
 
 		case <-timerC(settle):
+			rd.stop()
 			return
 
 		case <-timerC(quiet):
+			if since := rd.sinceOutput(); since < r.h.Limits.Quiet {
+				quiet.Reset(r.h.Limits.Quiet - since)
+				continue
+			}
 			if r.background(&rd, beginStop) {
 				return
 			}
-			stopTimer(&quiet)
-			stopTimer(&linger)
-			chunks = rd.chunks
 		case <-timerC(linger):
 			if r.background(&rd, beginStop) {
 				return
 			}
-			stopTimer(&quiet)
-			stopTimer(&linger)
-			chunks = rd.chunks
 		}
 	}
 }
@@ -437,33 +437,27 @@ func (r *run) loop(ctx context.Context) {
 // background deals with processes that still hold the output after the
 // command ended: it hands the pipe to a drain and reports true (the call is
 // over), or it starts stopping them and reports false (read on to the end).
-func (r *run) background(rd *reading, beginStop func(stopWhy, func() proc.StopResult)) bool {
+func (r *run) background(rd **reader, beginStop func(stopWhy, func() proc.StopResult)) bool {
 	holders := proc.HoldersOf(r.tree.Members(), r.pipeID)
 	r.bg.count = len(holders)
 	r.bg.unknown = len(holders) == 0
 	stopHolders := func() proc.StopResult {
-		return r.tree.StopOnly(func(members []int) []int { return proc.HoldersOf(members, r.pipeID) }, r.h.Limits.Grace)
+		res := r.tree.StopOnly(func(members []int) []int { return proc.HoldersOf(members, r.pipeID) }, r.h.Limits.Grace)
+		r.bg.killed = res.Killed
+		return res
 	}
 	if r.h.KillBackground {
 		r.bg.stopped = true
-		beginStop(notStopped, func() proc.StopResult {
-			res := stopHolders()
-			r.bg.killed = res.Killed
-			return res
-		})
+		beginStop(notStopped, stopHolders)
 		return false
 	}
-	r.stopReading(*rd)
+	(*rd).stop()
 	log, err := startDrain(r.job.out)
 	if err != nil {
 		r.bg.drainErr = err.Error()
 		r.bg.stopped = true
-		*rd = startReading(r.job.out)
-		beginStop(notStopped, func() proc.StopResult {
-			res := stopHolders()
-			r.bg.killed = res.Killed
-			return res
-		})
+		*rd = startReader(r.job.out, r.out)
+		beginStop(notStopped, stopHolders)
 		return false
 	}
 	r.bg.log = log

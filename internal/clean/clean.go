@@ -27,7 +27,6 @@
 package clean
 
 import (
-	"bytes"
 	"encoding/binary"
 	"unicode/utf8"
 )
@@ -65,6 +64,7 @@ type Cleaner struct {
 	ncarry  int
 	out     []byte // the unfinished line held back, then this write's output
 	pending int    // len(out) held back from the last write
+	low     int    // the shortest out was in this write
 }
 
 // Write cleans p and returns the text that is final: everything up to the
@@ -84,12 +84,15 @@ func (c *Cleaner) Write(p []byte) []byte {
 	if c.ncarry > 0 {
 		p = c.finishCarry(p)
 	}
+	// The held-back line has no line end: split need look only after it,
+	// or after the shortest out was, should a "\r" have erased some of it.
+	c.low = len(c.out)
 	if c.Raw {
 		c.raw(p)
 	} else {
 		c.clean(p)
 	}
-	return c.split()
+	return c.split(c.low)
 }
 
 // Flush returns the rest of the text at the end of the stream: the unfinished
@@ -110,9 +113,13 @@ func (c *Cleaner) Flush() []byte {
 	return c.out
 }
 
-// split returns the final part of out and keeps the unfinished line.
-func (c *Cleaner) split() []byte {
-	end := bytes.LastIndexByte(c.out, '\n') + 1
+// split returns the final part of out and keeps the unfinished line. No line
+// end comes before from.
+func (c *Cleaner) split(from int) []byte {
+	end := 0
+	if i := lastNewline(c.out[from:]); i >= 0 {
+		end = from + i + 1
+	}
 	if len(c.out)-end > MaxPending || c.Raw {
 		end = len(c.out)
 	}
@@ -125,7 +132,8 @@ func (c *Cleaner) split() []byte {
 func (c *Cleaner) visible() {
 	if c.erase {
 		c.erase = false
-		c.out = c.out[:bytes.LastIndexByte(c.out, '\n')+1]
+		c.out = c.out[:lastNewline(c.out)+1]
+		c.low = min(c.low, len(c.out))
 	}
 }
 
@@ -205,6 +213,24 @@ func text(p []byte) int {
 		}
 	}
 	return i
+}
+
+// lastNewline is bytes.LastIndexByte(p, '\n'), eight bytes at a time: the
+// standard library's goes a byte at a time, and a long line is scanned whole.
+func lastNewline(p []byte) int {
+	i := len(p)
+	for ; i >= 8; i -= 8 {
+		w := binary.LittleEndian.Uint64(p[i-8:]) ^ (lo8 * '\n')
+		if (w-lo8)&^w&hi8 != 0 {
+			break
+		}
+	}
+	for i--; i >= 0; i-- {
+		if p[i] == '\n' {
+			return i
+		}
+	}
+	return -1
 }
 
 // ascii returns the length of the run at the start of p of bytes < 0x80.

@@ -269,3 +269,18 @@ func BenchmarkClean(b *testing.B) {
 		}
 	})
 }
+
+// TestEraseIntoHeldBack: a "\r" that erases the held-back line, followed by
+// a line end in the same write: the line end is still found.
+func TestEraseIntoHeldBack(t *testing.T) {
+	c := &Cleaner{}
+	if got := c.Write([]byte("abcdef")); len(got) != 0 {
+		t.Fatalf("first write returned %q", got)
+	}
+	if got := string(c.Write([]byte("\rX\nY"))); got != "X\n" {
+		t.Fatalf("second write returned %q, want %q", got, "X\n")
+	}
+	if got := string(c.Flush()); got != "Y" {
+		t.Fatalf("flush returned %q", got)
+	}
+}

@@ -230,10 +230,10 @@ func (s *scanner) write(b []byte) {
 	if !s.hit && !s.joins(b) && !hasFailure(b) {
 		// The common case: no failure word in b. Count its lines; only the
 		// line it leaves unfinished needs following.
-		if k := bytes.LastIndexByte(b, '\n'); k >= 0 {
-			s.line += int64(bytes.Count(b[:k+1], nl))
+		if n := bytes.Count(b, nl); n > 0 {
+			s.line += int64(n)
 			s.reset()
-			b = b[k+1:]
+			b = b[bytes.LastIndexByte(b, '\n')+1:]
 		}
 		s.extend(b)
 		return

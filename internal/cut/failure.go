@@ -1,5 +1,12 @@
 package cut
 
+import "encoding/binary"
+
+const (
+	lo8 = 0x0101010101010101
+	hi8 = 0x8080808080808080
+)
+
 // The words that make a line look like a failure, in lower case.
 var words = []string{"error", "fail", "fatal", "panic", "exception", "traceback"}
 
@@ -30,31 +37,65 @@ func init() {
 }
 
 // hasFailure reports whether b contains one of the words, in any case. It
-// runs two independent matches, over the two halves of b, so that the
-// processor can overlap them; the second half starts early enough to see a
-// word that spans the middle.
+// runs four independent matches over the four quarters of b, so that the
+// processor overlaps them; each quarter after the first starts early enough
+// to see a word that spans into it. Eight bytes without a letter reset a
+// match, so such words are skipped at once: most of a stream of zeros or
+// digits costs nothing.
 func hasFailure(b []byte) bool {
-	if len(b) < 64 {
-		var d, seen uint64
-		for _, c := range b {
-			d = (d<<1 | first) & masks[c]
-			seen |= d
+	if len(b) < 256 {
+		return match(b, 0) != 0
+	}
+	q := len(b) / 4
+	const back = maxWord - 1
+	a, c, d, e := b[:q], b[q-back:2*q], b[2*q-back:3*q], b[3*q-back:]
+	var da, dc, dd, de, seen uint64
+	n := len(a) // the shortest; the others are back bytes longer, e a little more
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if noLetters(a[i:]) && noLetters(c[i:]) && noLetters(d[i:]) && noLetters(e[i:]) {
+			da, dc, dd, de = 0, 0, 0, 0
+			continue
 		}
-		return seen&final != 0
+		for k := i; k < i+8; k++ {
+			da = (da<<1 | first) & masks[a[k]]
+			dc = (dc<<1 | first) & masks[c[k]]
+			dd = (dd<<1 | first) & masks[d[k]]
+			de = (de<<1 | first) & masks[e[k]]
+			seen |= da | dc | dd | de
+		}
 	}
-	half := len(b) / 2
-	x := b[:half]
-	y := b[half-(maxWord-1):]
-	var dx, dy, seen uint64
-	n := min(len(x), len(y))
-	for i := 0; i < n; i++ {
-		dx = (dx<<1 | first) & masks[x[i]]
-		dy = (dy<<1 | first) & masks[y[i]]
-		seen |= dx | dy
+	for ; i < n; i++ {
+		da = (da<<1 | first) & masks[a[i]]
+		dc = (dc<<1 | first) & masks[c[i]]
+		dd = (dd<<1 | first) & masks[d[i]]
+		de = (de<<1 | first) & masks[e[i]]
+		seen |= da | dc | dd | de
 	}
-	for _, c := range y[n:] {
-		dy = (dy<<1 | first) & masks[c]
-		seen |= dy
+	if seen&final != 0 {
+		return true
 	}
-	return seen&final != 0
+	return match(c[n:], dc)|match(d[n:], dd)|match(e[n:], de) != 0
+}
+
+// match runs the shift-and match over b from state d and returns the final
+// bits it reached.
+func match(b []byte, d uint64) uint64 {
+	var seen uint64
+	for _, c := range b {
+		d = (d<<1 | first) & masks[c]
+		seen |= d
+	}
+	return seen & final
+}
+
+// noLetters reports whether the eight bytes at the start of b hold no ASCII
+// letter (a word's bytes are all letters).
+func noLetters(b []byte) bool {
+	w := binary.LittleEndian.Uint64(b) | lo8*0x20 // lower case; others move, but stay non-letters or ≥ 0x80
+	// Bytes in 'a'..'z': the "has between" trick, for bytes below 0x80.
+	const m, n = 'a' - 1, 'z' + 1
+	low := w & (lo8 * 0x7f)
+	between := (lo8*(127+n) - low) &^ w & (low + lo8*(127-m)) & hi8
+	return between == 0
 }

@@ -14,7 +14,6 @@ package proc
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -355,23 +354,56 @@ func startReaper() {
 }
 
 // reapOrphans collects every zombie child that os/exec is not waiting for.
+// It looks without the lock and takes it only to check and collect one: Start
+// registers a child before it lets go of the lock, so a child seen here and
+// found unregistered under the lock is not one os/exec waits for.
 func reapOrphans() {
-	reaper.Lock()
-	defer reaper.Unlock()
-	procs, err := Snapshot()
-	if err != nil {
-		return
-	}
-	self := os.Getpid()
-	for pid, p := range procs {
-		if p.PPID == self && p.State == 'Z' && !reaper.started[pid] {
+	for _, pid := range children() {
+		info, ok := readStat(pid, make([]byte, 512))
+		if !ok || info.State != 'Z' {
+			continue
+		}
+		reaper.Lock()
+		if !reaper.started[pid] {
 			var ws syscall.WaitStatus
-			_, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-			if err != nil && !errors.Is(err, syscall.ECHILD) {
-				continue
+			_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		}
+		reaper.Unlock()
+	}
+}
+
+// children lists this process's children: from /proc/self/task/*/children
+// when the kernel has it (cheap), else from a scan of every process.
+func children() []int {
+	tasks, _ := os.ReadDir("/proc/self/task")
+	var out []int
+	found := false
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		found = true
+		for _, f := range bytes.Fields(b) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, pid)
 			}
 		}
 	}
+	if found {
+		return out
+	}
+	procs, err := Snapshot()
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	for pid, p := range procs {
+		if p.PPID == self {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // PipeID names the pipe f as /proc shows it in a holder's fd table

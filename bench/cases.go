@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+type benchEnv struct {
+	toolkit string
+	dir     string
+	runs    int
+	notes   []string
+}
+
+func (e *benchEnv) path(name string) string { return filepath.Join(e.dir, name) }
+
+// removeSpills deletes the files a cut output leaves in $TMPDIR.
+func (e *benchEnv) removeSpills() {
+	names, _ := filepath.Glob(e.path("toolkit-shell-*.log"))
+	for _, n := range names {
+		os.Remove(n)
+	}
+}
+
+func cases(e *benchEnv) []comparison {
+	os.Setenv("TMPDIR", e.dir)
+	tk := e.toolkit
+	colour := e.path("colour.log")
+	colours := "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do cat " + colour + "; done"
+	var peak1M, peak1G int64
+	return []comparison{
+		{
+			group: "shell", name: "toolkit shell true, against /bin/sh -c true (startup)",
+			base: []string{"/bin/sh", "-c", "true"}, tool: []string{tk, "shell", "true"},
+			runs: 4 * e.runs, target: "report the ratio",
+		},
+		{
+			group: "shell", name: "1 MiB of output (head -c 1M /dev/zero)",
+			base: []string{"/bin/sh", "-c", "head -c 1M /dev/zero | cat > /dev/null"}, tool: []string{tk, "shell", "head -c 1M /dev/zero"},
+			runs: e.runs, target: "peak memory the same as at 1 GiB (±20 %)", cleanup: e.removeSpills,
+		},
+		{
+			group: "shell", name: "1 GiB of output, cut and spilled (head -c 1G /dev/zero)",
+			base: []string{"/bin/sh", "-c", "head -c 1G /dev/zero | cat > /dev/null"}, tool: []string{tk, "shell", "head -c 1G /dev/zero"},
+			runs: e.runs, target: "≤ 2.0×, peak ≤ 32 MiB", limit: 2.0, cleanup: e.removeSpills,
+		},
+		{
+			group: "shell", name: "1 GiB of output with --raw (head -c 1G /dev/zero)",
+			base: []string{"/bin/sh", "-c", "head -c 1G /dev/zero | cat > /dev/null"}, tool: []string{tk, "shell", "--raw", "head -c 1G /dev/zero"},
+			runs: e.runs, target: "≤ 1.6×", limit: 1.6, cleanup: e.removeSpills,
+		},
+		{
+			group: "shell", name: "1 GiB of a colourful log, cut and spilled",
+			base: []string{"/bin/sh", "-c", "(" + colours + ") | cat > /dev/null"}, tool: []string{tk, "shell", colours},
+			runs: e.runs, target: "≤ 2.0×", limit: 2.0, cleanup: e.removeSpills,
+			setup: func() error { return writeColourLog(colour, 64<<20) },
+		},
+		{
+			group: "shell", name: "1 GiB of a colourful log with --raw",
+			base: []string{"/bin/sh", "-c", "(" + colours + ") | cat > /dev/null"}, tool: []string{tk, "shell", "--raw", colours},
+			runs: e.runs, target: "≤ 1.6×", limit: 1.6, cleanup: e.removeSpills,
+			setup: func() error {
+				// The memory note needs both peaks: measure them on their own.
+				m1, err := run([]string{tk, "shell", "head -c 1M /dev/zero"}, "", nil)
+				if err != nil {
+					return err
+				}
+				m2, err := run([]string{tk, "shell", "head -c 1G /dev/zero"}, "", nil)
+				if err != nil {
+					return err
+				}
+				e.removeSpills()
+				peak1M, peak1G = m1.rss, m2.rss
+				e.notes = append(e.notes, fmt.Sprintf("shell peak memory: %.1f MiB at 1 MiB of output, %.1f MiB at 1 GiB (%+.0f %%); target ≤ 32 MiB and within ±20 %%",
+					float64(peak1M)/1024, float64(peak1G)/1024, 100*(float64(peak1G)/float64(peak1M)-1)))
+				return nil
+			},
+		},
+	}
+}
+
+// writeColourLog writes a log of coloured lines, as a test runner or a
+// logger on a terminal prints them, of about size bytes.
+func writeColourLog(path string, size int) error {
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= int64(size) {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	levels := []string{"\x1b[32mINFO\x1b[0m ", "\x1b[33mWARN\x1b[0m ", "\x1b[36mDEBUG\x1b[0m", "\x1b[32mINFO\x1b[0m "}
+	n := 0
+	for i := 0; n < size; i++ {
+		k, _ := fmt.Fprintf(w, "\x1b[2m2026-12-02T10:%02d:%02d.%03dZ\x1b[0m %s \x1b[1mhttp\x1b[0m request handled \x1b[34mmethod\x1b[0m=GET \x1b[34mpath\x1b[0m=/api/v1/items/%d \x1b[34mstatus\x1b[0m=200 \x1b[34mdur\x1b[0m=%dms\n",
+			i/60000%60, i/1000%60, i%1000, levels[i%len(levels)], i, i%97)
+		n += k
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,234 @@
+// Command bench measures toolkit against the baselines its targets name, in
+// one run on one machine, and prints each figure as a ratio:
+//
+//	go run ./bench -toolkit /path/to/toolkit [-only shell] [-runs 5] [-md docs/benchmarks.md]
+//
+// Each case runs its baseline and toolkit alternately, so that a machine
+// that gets busier or quieter during the run affects both alike, and reports
+// the median wall time of each and their ratio, and toolkit's peak memory
+// (the largest resident set of the process tree it waited for).
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type measure struct {
+	wall time.Duration
+	rss  int64 // KiB
+}
+
+// run runs argv with stdin from in (a file path, or "") and stdout to
+// /dev/null, and returns its wall time and peak memory.
+func run(argv []string, in string, env []string) (measure, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	if in != "" {
+		f, err := os.Open(in)
+		if err != nil {
+			return measure{}, err
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return measure{}, fmt.Errorf("%v: %v: %s", argv, err, stderr.String())
+	}
+	wall := time.Since(start)
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return measure{wall: wall, rss: ru.Maxrss}, nil
+}
+
+func median(ms []measure) measure {
+	w := make([]time.Duration, len(ms))
+	r := make([]int64, len(ms))
+	for i, m := range ms {
+		w[i], r[i] = m.wall, m.rss
+	}
+	sort.Slice(w, func(i, j int) bool { return w[i] < w[j] })
+	sort.Slice(r, func(i, j int) bool { return r[i] < r[j] })
+	return measure{wall: w[len(w)/2], rss: r[len(r)-1]}
+}
+
+// A comparison runs toolkit and its baseline.
+type comparison struct {
+	group, name string
+	base        []string
+	tool        []string
+	stdin       string
+	runs        int
+	target      string  // what the target says, for the report
+	limit       float64 // the largest ratio the target allows (0: none)
+	setup       func() error
+	cleanup     func()
+}
+
+type row struct {
+	c          comparison
+	base, tool measure
+}
+
+func (r row) ratio() float64 { return r.tool.wall.Seconds() / r.base.wall.Seconds() }
+
+func (c comparison) measure() (row, error) {
+	if c.setup != nil {
+		if err := c.setup(); err != nil {
+			return row{}, err
+		}
+	}
+	var base, tool []measure
+	for i := 0; i < c.runs; i++ {
+		b, err := run(c.base, c.stdin, nil)
+		if err != nil {
+			return row{}, err
+		}
+		t, err := run(c.tool, c.stdin, nil)
+		if err != nil {
+			return row{}, err
+		}
+		if c.cleanup != nil {
+			c.cleanup()
+		}
+		base, tool = append(base, b), append(tool, t)
+	}
+	return row{c: c, base: median(base), tool: median(tool)}, nil
+}
+
+func main() {
+	toolkit := flag.String("toolkit", "", "the toolkit binary to measure (built by bench/run)")
+	only := flag.String("only", "", "run only the cases of this group (shell, read, write, mcp)")
+	runs := flag.Int("runs", 5, "runs of each side of each case (startup cases run 4× as many)")
+	md := flag.String("md", "", "also write the results as Markdown to this file")
+	work := flag.String("work", "", "directory for the test files (default: a new one in $TMPDIR)")
+	flag.Parse()
+	if *toolkit == "" {
+		fmt.Fprintln(os.Stderr, "bench: -toolkit is required")
+		os.Exit(2)
+	}
+	dir := *work
+	if dir == "" {
+		d, err := os.MkdirTemp("", "toolkit-bench-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	env := &benchEnv{toolkit: *toolkit, dir: dir, runs: *runs}
+	var rows []row
+	for _, c := range cases(env) {
+		if *only != "" && c.group != *only {
+			continue
+		}
+		r, err := c.measure()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", c.name, err)
+			os.Exit(1)
+		}
+		printRow(os.Stdout, r)
+		rows = append(rows, r)
+	}
+	for _, n := range env.notes {
+		fmt.Println(n)
+	}
+	if *md != "" {
+		if err := writeMarkdown(*md, rows, env.notes); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+func printRow(w io.Writer, r row) {
+	verdict := ""
+	if r.c.limit > 0 {
+		verdict = "meets the target"
+		if r.ratio() > r.c.limit {
+			verdict = "MISSES the target"
+		}
+	}
+	fmt.Fprintf(w, "%-7s %-58s base %8.1f ms  toolkit %8.1f ms  ratio %5.2f  peak %6.1f MiB  %s %s\n",
+		r.c.group, r.c.name, ms(r.base.wall), ms(r.tool.wall), r.ratio(), float64(r.tool.rss)/1024, r.c.target, verdict)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func writeMarkdown(path string, rows []row, notes []string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	host, _ := os.Hostname()
+	fmt.Fprintf(w, "# toolkit's numbers\n\n")
+	fmt.Fprintf(w, "Written by `bench/run` on %s, on %s (%s, %d CPUs, %s; %s).\n",
+		time.Now().UTC().Format("2006-01-02"), host, cpuModel(), runtime.NumCPU(), memTotal(), runtime.Version())
+	fmt.Fprintf(w, "Each case ran its baseline and toolkit alternately; the times are medians, the memory is toolkit's peak resident set.\n")
+	fmt.Fprintf(w, "Ratios are toolkit's wall time over the baseline's: below 1, toolkit is faster.\n\n")
+	group := ""
+	for _, r := range rows {
+		if r.c.group != group {
+			group = r.c.group
+			fmt.Fprintf(w, "\n## %s\n\n| case | baseline | baseline ms | toolkit ms | ratio | toolkit peak | target |\n|---|---|---:|---:|---:|---:|---|\n", group)
+		}
+		verdict := ""
+		if r.c.limit > 0 {
+			verdict = " (met)"
+			if r.ratio() > r.c.limit {
+				verdict = " (**missed**)"
+			}
+		}
+		fmt.Fprintf(w, "| %s | `%s` | %.1f | %.1f | %.2f | %.1f MiB | %s%s |\n",
+			r.c.name, strings.Join(r.c.base, " "), ms(r.base.wall), ms(r.tool.wall), r.ratio(), float64(r.tool.rss)/1024, r.c.target, verdict)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\n## Other figures\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(w, "- %s\n", n)
+		}
+	}
+	return w.Flush()
+}
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "model name") {
+			if _, v, ok := strings.Cut(l, ":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return runtime.GOARCH
+}
+
+func memTotal() string {
+	b, _ := os.ReadFile("/proc/meminfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
+			var kb int64
+			fmt.Sscan(f[1], &kb)
+			return fmt.Sprintf("%.0f GiB RAM", float64(kb)/(1<<20))
+		}
+	}
+	return "? RAM"
+}
