@@ -124,18 +124,18 @@ func (o Options) withDefaults() Options {
 
 // Details are the facts of a call for --json.
 type Details struct {
-	ExitCode    *int         `json:"exit_code"`
-	Signal      *int         `json:"signal"`
-	SignalName  string       `json:"signal_name,omitempty"`
-	TimedOut    bool         `json:"timed_out"`
-	IdleOut     bool         `json:"idle_out"`
-	Stopped     string       `json:"stopped,omitempty"` // why toolkit stopped it otherwise: "SIGTERM", "cancelled"
-	DurationMS  int64        `json:"duration_ms"`
-	OutputBytes int64        `json:"output_bytes"`
-	OutputLines int64        `json:"output_lines"`
-	Cut         *CutDetails  `json:"cut"`
-	Background  []int        `json:"background"`
-	BGLog       string       `json:"background_log,omitempty"`
+	ExitCode    *int        `json:"exit_code"`
+	Signal      *int        `json:"signal"`
+	SignalName  string      `json:"signal_name,omitempty"`
+	TimedOut    bool        `json:"timed_out"`
+	IdleOut     bool        `json:"idle_out"`
+	Stopped     string      `json:"stopped,omitempty"` // why toolkit stopped it otherwise: "SIGTERM", "cancelled"
+	DurationMS  int64       `json:"duration_ms"`
+	OutputBytes int64       `json:"output_bytes"`
+	OutputLines int64       `json:"output_lines"`
+	Cut         *CutDetails `json:"cut"`
+	Background  []int       `json:"background"`
+	BGLog       string      `json:"background_log,omitempty"`
 }
 
 // CutDetails describe a cut: text kept and dropped, and the spill file.
