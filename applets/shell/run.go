@@ -52,7 +52,8 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	r := run{job: j, h: h, out: out, timeout: timeout, idle: idle}
 	r.loop(ctx)
 
-	res := out.finish()
+	var text strings.Builder
+	res := out.finish(&text)
 	d := Details{
 		DurationMS:  time.Since(started).Milliseconds(),
 		OutputBytes: out.rawBytes,
@@ -91,11 +92,11 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	epilogue.WriteString(status)
 	epilogue.WriteByte('\n')
 
-	text := res.body
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		text += "\n"
+	if s := text.String(); s != "" && !strings.HasSuffix(s, "\n") {
+		text.WriteByte('\n')
 	}
-	o := outcome.Success(text+strings.TrimPrefix(epilogue.String(), "\n"), d)
+	text.WriteString(strings.TrimPrefix(epilogue.String(), "\n"))
+	o := outcome.Success(text.String(), d)
 	o.Epilogue = epilogue.String()
 	o.Streamed = h.Live != nil
 	if h.ExitLikeCommand {

@@ -52,7 +52,9 @@ func New(limit int) *Cutter {
 	if limit < 2*utf8.UTFMax {
 		limit = 2 * utf8.UTFMax
 	}
-	return &Cutter{limit: limit, half: limit / 2, all: make([]byte, 0, min(limit, 64<<10))}
+	// The whole capacity at once: memory not yet written costs nothing, and
+	// growing by copies would touch every page twice or more.
+	return &Cutter{limit: limit, half: limit / 2, all: make([]byte, 0, limit)}
 }
 
 // Write adds text to the stream.
