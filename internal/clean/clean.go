@@ -28,6 +28,7 @@ package clean
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -183,8 +184,10 @@ func plain(p []byte) int {
 		w := binary.LittleEndian.Uint64(p[i:])
 		e := w ^ (lo8 * 0x1b)
 		r := w ^ (lo8 * '\r')
-		if (w|((e-lo8)&^e)|((r-lo8)&^r))&hi8 != 0 {
-			break
+		// The lowest flagged byte is exact: a false flag only ever sits
+		// above a true one.
+		if m := (w | ((e - lo8) &^ e) | ((r - lo8) &^ r)) & hi8; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
 	for ; i < len(p); i++ {
@@ -193,6 +196,24 @@ func plain(p []byte) int {
 		}
 	}
 	return i
+}
+
+// csiLen returns the length of the complete CSI sequence at the start of p
+// (ESC [ parameters intermediates final), or 0 when p does not start with
+// one that ends within it and within maxCSI bytes.
+func csiLen(p []byte) int {
+	if len(p) < 3 || p[1] != '[' {
+		return 0
+	}
+	for j := 2; j < len(p) && j < maxCSI; j++ {
+		switch b := p[j]; {
+		case b >= 0x40 && b <= 0x7e:
+			return j + 1
+		case b < 0x20 || b > 0x3f:
+			return 0
+		}
+	}
+	return 0
 }
 
 // text returns the length of the run at the start of p without ESC or CR.
@@ -297,6 +318,12 @@ func (c *Cleaner) clean(p []byte) {
 			b := p[i]
 			switch {
 			case b == 0x1b:
+				// A whole CSI sequence in this write (a colour, most often)
+				// is stepped over in one go.
+				if n := csiLen(p[i:]); n > 0 {
+					i += n
+					continue
+				}
 				c.st = escape
 				i++
 			case b == '\r':
