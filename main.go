@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"toolkit/applets/read"
 	"toolkit/applets/shell"
 	"toolkit/internal/applet"
 	"toolkit/internal/outcome"
@@ -26,7 +27,7 @@ func main() {
 
 // applets are the tool applets, the ones a host calls.
 func applets() []*cli.Command {
-	return []*cli.Command{shell.Command()}
+	return []*cli.Command{read.Command(), shell.Command()}
 }
 
 // hidden are commands that are not tools: they are left out of the list.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 )
 
@@ -30,7 +31,29 @@ func cases(e *benchEnv) []comparison {
 	colour := e.path("colour.log")
 	colours := "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do cat " + colour + "; done"
 	var peak1M, peak1G int64
+	seq := e.path("seq.txt")
+	makeSeq := func() error {
+		if _, err := os.Stat(seq); err == nil {
+			return nil
+		}
+		return exec.Command("sh", "-c", "seq 1 20000000 > "+seq).Run()
+	}
 	return []comparison{
+		{
+			group: "read", name: "the last 100 of 20,000,000 lines (--offset -100)",
+			base: []string{"tail", "-n", "100", seq}, tool: []string{tk, "read", "--offset", "-100", seq},
+			runs: 4 * e.runs, target: "≤ 3×, peak ≤ 16 MiB", limit: 3, setup: makeSeq,
+		},
+		{
+			group: "read", name: "lines 19,999,901-20,000,000 (--offset 19999901 --limit 100)",
+			base: []string{"sed", "-n", "19999901,20000000p", seq}, tool: []string{tk, "read", "--offset", "19999901", "--limit", "100", seq},
+			runs: e.runs, target: "≤ 0.5×, peak ≤ 16 MiB", limit: 0.5, setup: makeSeq,
+		},
+		{
+			group: "read", name: "the first 2000 lines",
+			base: []string{"/bin/sh", "-c", "cat -n " + seq + " | head -n 2000"}, tool: []string{tk, "read", seq},
+			runs: 4 * e.runs, target: "≤ 2×, peak ≤ 16 MiB", limit: 2, setup: makeSeq,
+		},
 		{
 			group: "shell", name: "toolkit shell true, against /bin/sh -c true (startup)",
 			base: []string{"/bin/sh", "-c", "true"}, tool: []string{tk, "shell", "true"},
