@@ -14,6 +14,7 @@ import (
 
 	"toolkit/applets/read"
 	"toolkit/applets/shell"
+	"toolkit/applets/write"
 	"toolkit/internal/applet"
 	"toolkit/internal/outcome"
 )
@@ -27,7 +28,7 @@ func main() {
 
 // applets are the tool applets, the ones a host calls.
 func applets() []*cli.Command {
-	return []*cli.Command{read.Command(), shell.Command()}
+	return []*cli.Command{read.Command(), shell.Command(), write.Command()}
 }
 
 // hidden are commands that are not tools: they are left out of the list.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,7 +39,28 @@ func cases(e *benchEnv) []comparison {
 		}
 		return exec.Command("sh", "-c", "seq 1 20000000 > "+seq).Run()
 	}
+	content := e.path("content.bin")
+	contentJSON := e.path("content.json")
+	makeContent := func() error {
+		if _, err := os.Stat(contentJSON); err == nil {
+			return nil
+		}
+		return writeContent(content, contentJSON, 60<<20)
+	}
+	removeOut := func() { os.Remove(e.path("out.bin")) }
 	return []comparison{
+		{
+			group: "write", name: "60 MiB in person mode (toolkit write f < content)",
+			base: []string{"/bin/sh", "-c", "cat > " + e.path("out.bin") + " && sync " + e.path("out.bin")}, stdin: content,
+			tool: []string{tk, "write", e.path("out.bin")},
+			runs: e.runs, target: "≤ 1.5×", limit: 1.5, setup: makeContent, cleanup: removeOut,
+		},
+		{
+			group: "write", name: "60 MiB in JSON mode (toolkit write < call.json, 63 MiB)",
+			base: []string{"/bin/sh", "-c", "cat " + content + " > " + e.path("out.bin") + " && sync " + e.path("out.bin")},
+			tool: []string{tk, "write"}, stdin: contentJSON,
+			runs: e.runs, target: "≤ 4×, peak ≤ 3× the content (180 MiB)", limit: 4, setup: makeContent, cleanup: removeOut,
+		},
 		{
 			group: "read", name: "the last 100 of 20,000,000 lines (--offset -100)",
 			base: []string{"tail", "-n", "100", seq}, tool: []string{tk, "read", "--offset", "-100", seq},
@@ -126,4 +148,36 @@ func writeColourLog(path string, size int) error {
 		return err
 	}
 	return f.Close()
+}
+
+// writeContent writes size bytes of source-like text, and a write call whose
+// content is that text, to the two paths, a line at a time: the benchmark's
+// own memory counts in the peaks it measures (a child forked by Go starts
+// with its parent's resident set on its account).
+func writeContent(raw, call string, size int) error {
+	line := "\tif err := f(\"quoted\", x); err != nil { return fmt.Errorf(\"%w\", err) } // a comment to make the line longer than most, as code has them now and then\n"
+	rf, err := os.Create(raw)
+	if err != nil {
+		return err
+	}
+	cf, err := os.Create(call)
+	if err != nil {
+		return err
+	}
+	rw, cw := bufio.NewWriter(rf), bufio.NewWriter(cf)
+	path, _ := json.Marshal(filepath.Join(filepath.Dir(call), "out.bin"))
+	fmt.Fprintf(cw, `{"path":%s,"content":"`, path)
+	quoted, _ := json.Marshal(line)
+	quoted = quoted[1 : len(quoted)-1]
+	for n := 0; n+len(line) <= size; n += len(line) {
+		rw.WriteString(line)
+		cw.Write(quoted)
+	}
+	cw.WriteString(`"}`)
+	for _, err := range []error{rw.Flush(), cw.Flush(), rf.Close(), cf.Close()} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package input
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -56,6 +57,7 @@ func (e *syntaxError) Error() string {
 
 // parse parses data as exactly one JSON value with nothing but white space
 // around it. Invalid UTF-8 inside strings becomes U+FFFD, as encoding/json does.
+// It changes data: strings are unescaped in place, and share its memory.
 func parse(data []byte) (value, error) {
 	p := parser{data: data}
 	p.skipSpace()
@@ -271,66 +273,108 @@ const (
 )
 
 // plainRun returns the length of the run at the start of b that holds no
-// '"', no '\\' and no control byte, eight bytes at a time: this is where
-// a 64 MiB "content" spends its time.
-func plainRun(b []byte) int {
+// '"', no '\\' and no control byte, eight bytes at a time (this is where a
+// 64 MiB "content" spends its time), and whether the run is all ASCII.
+func plainRun(b []byte) (int, bool) {
 	i := 0
+	var high uint64
 	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])
 		q := w ^ (lo8 * '"')
 		s := w ^ (lo8 * '\\')
-		m := ((q - lo8) &^ q) | ((s - lo8) &^ s) | ((w - lo8*0x20) &^ w)
-		if m&hi8 != 0 {
-			break
+		if m := (((q - lo8) &^ q) | ((s - lo8) &^ s) | ((w - lo8*0x20) &^ w)) & hi8; m != 0 {
+			// The lowest flagged byte is exact: count the bytes before it.
+			k := bits.TrailingZeros64(m) >> 3
+			return i + k, high|(w&(1<<(8*k)-1))&hi8 == 0
 		}
+		high |= w & hi8
 	}
 	for ; i < len(b); i++ {
-		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+		c := b[i]
+		if c == '"' || c == '\\' || c < 0x20 {
 			break
 		}
+		high |= uint64(c & 0x80)
 	}
-	return i
+	return i, high == 0
 }
 
-// string parses a JSON string starting at the opening quote.
+// string parses a JSON string starting at the opening quote. The string it
+// returns shares the input's memory: escapes are undone in place (the
+// unescaped text is never longer), so a 64 MiB content is neither copied nor
+// given new memory. Only a string with invalid UTF-8, where U+FFFD is
+// longer than the byte it replaces, is built apart.
 func (p *parser) string() (string, error) {
 	p.pos++ // opening quote
 	start := p.pos
-	n := plainRun(p.data[p.pos:])
-	p.pos += n
-	if p.pos < len(p.data) && p.data[p.pos] == '"' && utf8.Valid(p.data[start:p.pos]) {
-		s := string(p.data[start:p.pos])
-		p.pos++
-		return s, nil
-	}
-	// The slow way: escapes, invalid UTF-8, or an error. Size the buffer
-	// from the string's extent in the input, so that a 64 MiB content is
-	// built without regrowing.
-	buf := make([]byte, 0, stringSpan(p.data[start:])+8)
-	buf = appendValid(buf, p.data[start:p.pos])
+	w := start // where the unescaped text goes
+	d := p.data
 	for {
+		run, ascii := plainRun(d[p.pos:])
+		if !ascii && !utf8.Valid(d[p.pos:p.pos+run]) {
+			return p.stringApart(start, w)
+		}
+		if w != p.pos {
+			copy(d[w:], d[p.pos:p.pos+run])
+		}
+		w += run
+		p.pos += run
+		if p.pos >= len(d) {
+			return "", p.fail("unexpected end of input in a string")
+		}
+		switch c := d[p.pos]; {
+		case c == '"':
+			p.pos++
+			return unsafe.String(unsafe.SliceData(d[start:]), w-start), nil
+		case c < 0x20:
+			return "", p.fail(fmt.Sprintf("control character 0x%02x in a string (it must be escaped)", c))
+		}
+		// A backslash. The common escapes here, the rest in escape.
+		if p.pos+1 < len(d) {
+			if b := simpleEscape[d[p.pos+1]]; b != 0 {
+				d[w] = b
+				w++
+				p.pos += 2
+				continue
+			}
+		}
+		var esc [utf8.UTFMax]byte
+		out, err := p.escape(esc[:0])
+		if err != nil {
+			return "", err
+		}
+		w += copy(d[w:], out)
+	}
+}
+
+// simpleEscape maps the byte after a backslash to what it stands for, for
+// the escapes of one byte; 0 for the others.
+var simpleEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// stringApart finishes a string that holds invalid UTF-8 in a buffer of its
+// own: data[start:w] is what was unescaped so far, p.pos where to go on.
+func (p *parser) stringApart(start, w int) (string, error) {
+	buf := make([]byte, 0, (w-start)+stringSpan(p.data[p.pos:])+8)
+	buf = append(buf, p.data[start:w]...)
+	for {
+		run, _ := plainRun(p.data[p.pos:])
+		buf = appendValid(buf, p.data[p.pos:p.pos+run])
+		p.pos += run
 		if p.pos >= len(p.data) {
 			return "", p.fail("unexpected end of input in a string")
 		}
-		c := p.data[p.pos]
-		switch {
+		switch c := p.data[p.pos]; {
 		case c == '"':
 			p.pos++
-			// buf is not touched again: share it rather than copy it, as
-			// strings.Builder does.
 			return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
 		case c < 0x20:
 			return "", p.fail(fmt.Sprintf("control character 0x%02x in a string (it must be escaped)", c))
-		case c == '\\':
+		default:
 			var err error
-			buf, err = p.escape(buf)
-			if err != nil {
+			if buf, err = p.escape(buf); err != nil {
 				return "", err
 			}
 		}
-		run := plainRun(p.data[p.pos:])
-		buf = appendValid(buf, p.data[p.pos:p.pos+run])
-		p.pos += run
 	}
 }
 
@@ -339,7 +383,8 @@ func (p *parser) string() (string, error) {
 func stringSpan(b []byte) int {
 	i := 0
 	for i < len(b) {
-		i += plainRun(b[i:])
+		n, _ := plainRun(b[i:])
+		i += n
 		if i >= len(b) || b[i] != '\\' {
 			break
 		}

@@ -93,11 +93,20 @@ func (r *Root) HostPath(name string) (string, error) {
 	return filepath.Join(r.dir, rel), nil
 }
 
-// outside rewrites os.Root's refusal of an escaping path as ErrOutside.
-func outside(err error) error {
+// outside rewrites os.Root's refusal of an escaping path as ErrOutside. A
+// path that os.Root found missing on its way out ("nope/../../x": "nope" is
+// not there) is outside all the same when it leaves the root as written.
+func outside(err error, rel string) error {
 	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent" {
+	if !errors.As(err, &pe) || pe.Err == nil {
+		return err
+	}
+	if pe.Err.Error() == "path escapes from parent" {
 		pe.Err = ErrOutside
+	} else if errors.Is(pe.Err, fs.ErrNotExist) {
+		if c := filepath.Clean(rel); c == ".." || strings.HasPrefix(c, "../") {
+			pe.Err = ErrOutside
+		}
 	}
 	return err
 }
@@ -113,7 +122,7 @@ func (r *Root) OpenFile(name string, flag int, perm os.FileMode) (*os.File, erro
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	f, err := r.r.OpenFile(rel, flag, perm)
-	return f, outside(err)
+	return f, outside(err, rel)
 }
 
 func (r *Root) Stat(name string) (os.FileInfo, error) {
@@ -125,7 +134,7 @@ func (r *Root) Stat(name string) (os.FileInfo, error) {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	fi, err := r.r.Stat(rel)
-	return fi, outside(err)
+	return fi, outside(err, rel)
 }
 
 func (r *Root) Lstat(name string) (os.FileInfo, error) {
@@ -137,7 +146,7 @@ func (r *Root) Lstat(name string) (os.FileInfo, error) {
 		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
 	}
 	fi, err := r.r.Lstat(rel)
-	return fi, outside(err)
+	return fi, outside(err, rel)
 }
 
 func (r *Root) Readlink(name string) (string, error) {
@@ -149,7 +158,7 @@ func (r *Root) Readlink(name string) (string, error) {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
 	}
 	s, err := r.r.Readlink(rel)
-	return s, outside(err)
+	return s, outside(err, rel)
 }
 
 func (r *Root) MkdirAll(name string, perm os.FileMode) error {
@@ -160,7 +169,7 @@ func (r *Root) MkdirAll(name string, perm os.FileMode) error {
 	if err != nil {
 		return &fs.PathError{Op: "mkdir", Path: name, Err: err}
 	}
-	return outside(r.r.MkdirAll(rel, perm))
+	return outside(r.r.MkdirAll(rel, perm), rel)
 }
 
 func (r *Root) Rename(from, to string) error {
@@ -175,7 +184,7 @@ func (r *Root) Rename(from, to string) error {
 	if err != nil {
 		return &fs.PathError{Op: "rename", Path: to, Err: err}
 	}
-	return outside(r.r.Rename(relFrom, relTo))
+	return outside(r.r.Rename(relFrom, relTo), relTo)
 }
 
 func (r *Root) Remove(name string) error {
@@ -186,5 +195,5 @@ func (r *Root) Remove(name string) error {
 	if err != nil {
 		return &fs.PathError{Op: "remove", Path: name, Err: err}
 	}
-	return outside(r.r.Remove(rel))
+	return outside(r.r.Remove(rel), rel)
 }
