@@ -9,7 +9,7 @@ bin="$prefix/bin"
 mkdir -p "$bin"
 version=$(git -C "$here" describe --tags --always --dirty 2>/dev/null || echo dev)
 # Static, reproducible, stripped: runs in an image with nothing but /bin/sh.
-(cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=0.1.0+$version" -o "$bin/toolkit.new" .)
+(cd "$here" && CGO_ENABLED=0 go build -tags urfave_cli_no_docs -trimpath -ldflags "-s -w -X main.version=0.1.0+$version" -o "$bin/toolkit.new" .)
 mv -f "$bin/toolkit.new" "$bin/toolkit"
 for applet in shell read write; do
 	ln -sf toolkit "$bin/toolkit-$applet"

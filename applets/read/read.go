@@ -169,7 +169,6 @@ type fileReader struct {
 	utf16      binary16 // the file is UTF-16: how
 	start      int64    // where the text starts, after a BOM
 	hashed     bool     // the hash has seen the whole file
-	totalLines int64    // counted while hashing, for a read from the end
 }
 
 type binary16 int
