@@ -16,7 +16,9 @@ import (
 	"toolkit/applets/shell"
 	"toolkit/applets/write"
 	"toolkit/internal/applet"
+	"toolkit/internal/mcpserver"
 	"toolkit/internal/outcome"
+	"toolkit/internal/tools"
 )
 
 // version is toolkit's version; install.sh may set it with -ldflags -X.
@@ -31,9 +33,9 @@ func applets() []*cli.Command {
 	return []*cli.Command{read.Command(), shell.Command(), write.Command()}
 }
 
-// hidden are commands that are not tools: they are left out of the list.
-func hidden() []*cli.Command {
-	return []*cli.Command{shell.DrainCommand()}
+// others are the subcommands that are not tools; the drain is hidden.
+func others() []*cli.Command {
+	return []*cli.Command{tools.SchemaCommand(), mcpserver.Command(version), shell.DrainCommand()}
 }
 
 const helpTemplate = `toolkit {{.Version}}: carries out a model's tool calls in a sandbox
@@ -117,7 +119,7 @@ func newApp() *cli.App {
 	for _, c := range cmds {
 		c.HideHelpCommand = true
 	}
-	cmds = append(cmds, hidden()...)
+	cmds = append(cmds, others()...)
 	return &cli.App{
 		Name:                      "toolkit",
 		HelpName:                  "toolkit",

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,14 +66,15 @@ func scriptParams(dir string) testscript.Params {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status":  cmdStatus,
-			"waitfor": cmdWaitFor,
-			"noproc":  cmdNoProc,
-			"running": cmdRunning,
-			"killall": func(ts *testscript.TestScript, neg bool, args []string) { killMarked(ts.Getenv("WORK")) },
-			"sizeof":  cmdSizeOf,
-			"signal":  cmdSignal,
-			"lines":   cmdLines,
+			"status":      cmdStatus,
+			"waitfor":     cmdWaitFor,
+			"noproc":      cmdNoProc,
+			"running":     cmdRunning,
+			"killall":     func(ts *testscript.TestScript, neg bool, args []string) { killMarked(ts.Getenv("WORK")) },
+			"sizeof":      cmdSizeOf,
+			"signal":      cmdSignal,
+			"mcp-session": cmdMCPSession,
+			"lines":       cmdLines,
 		},
 	}
 }
@@ -254,4 +258,112 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[1])))
 	ts.Check(err)
 	ts.Check(syscall.Kill(pid, sig))
+}
+
+// mcp-session [FLAG...] FILE runs toolkit mcp as a subprocess and speaks
+// JSON-RPC to it over pipes, as FILE says, a line at a time:
+//
+//	> MESSAGE   send it, wait for the response with its id, print that
+//	! LINE      send it as it is, wait for an error with a null id, print that
+//	& MESSAGE   send it, wait for nothing (a call to cancel later)
+//	wait PATH   wait until the file exists
+//
+// At the end it closes stdin and prints how the server ended ("[exit 0]").
+func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: mcp-session [FLAG...] FILE")
+	}
+	exe, err := exec.LookPath("toolkit")
+	ts.Check(err)
+	cmd := exec.Command(exe, append([]string{"mcp"}, args[:len(args)-1]...)...)
+	cmd.Dir = ts.Getenv("WORK")
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "GORACE"} {
+		env = append(env, k+"="+ts.Getenv(k))
+	}
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	ts.Check(err)
+	stdout, err := cmd.StdoutPipe()
+	ts.Check(err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ts.Check(cmd.Start())
+	lines := make(chan []byte, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 80<<20)
+		for sc.Scan() {
+			lines <- append([]byte(nil), sc.Bytes()...)
+		}
+		close(lines)
+	}()
+	await := func(id string) {
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					ts.Fatalf("the server ended while waiting for id %s: %s", id, stderr.String())
+				}
+				var m struct {
+					ID json.RawMessage `json:"id"`
+				}
+				if json.Unmarshal(l, &m) == nil && string(m.ID) == id {
+					fmt.Fprintf(ts.Stdout(), "%s\n", l)
+					return
+				}
+			case <-deadline:
+				ts.Fatalf("no response with id %s after 20 s", id)
+			}
+		}
+	}
+	for _, line := range strings.Split(ts.ReadFile(args[len(args)-1]), "\n") {
+		op, rest, _ := strings.Cut(line, " ")
+		switch op {
+		case "", "#":
+			continue
+		case ">", "&":
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			ts.Check(json.Unmarshal([]byte(rest), &m))
+			_, err := io.WriteString(stdin, rest+"\n")
+			ts.Check(err)
+			if op == ">" && m.ID != nil {
+				await(string(m.ID))
+			}
+		case "!":
+			_, err := io.WriteString(stdin, rest+"\n")
+			ts.Check(err)
+			await("null")
+		case "wait":
+			cmdWaitFor(ts, false, []string{rest})
+		default:
+			ts.Fatalf("mcp-session: unknown line %q", line)
+		}
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() {
+		for range lines {
+		}
+		done <- cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			ts.Fatalf("mcp: %v", err)
+		}
+		fmt.Fprintf(ts.Stdout(), "[exit %d]\n", code)
+		if stderr.Len() > 0 {
+			fmt.Fprintf(ts.Stderr(), "%s", stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		ts.Fatalf("the server did not end within 20 s of the end of its input")
+	}
 }

@@ -148,6 +148,16 @@ func main() {
 		printRow(os.Stdout, r)
 		rows = append(rows, r)
 	}
+	if *only == "" || *only == "mcp" {
+		r, err := mcpCalls(env, 1000)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: mcp:", err)
+			os.Exit(1)
+		}
+		printRow(os.Stdout, r)
+		rows = append(rows, r)
+		binarySize(env)
+	}
 	for _, n := range env.notes {
 		fmt.Println(n)
 	}

@@ -1,0 +1,286 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"toolkit/internal/proc"
+	"toolkit/internal/root"
+	"toolkit/internal/tools"
+)
+
+// session starts a server confined to dir and a client connected to it,
+// in memory.
+func session(t *testing.T, dir string) *mcp.ClientSession {
+	t.Helper()
+	r, err := root.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	st, ct := mcp.NewInMemoryTransports()
+	s := New("test", tools.Host{Root: r})
+	ctx := context.Background()
+	ss, err := s.Connect(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func structured(t *testing.T, r *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(r.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return m
+}
+
+func TestListTools(t *testing.T) {
+	cs := session(t, t.TempDir())
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcp.Tool{}
+	for _, tool := range res.Tools {
+		got[tool.Name] = tool
+	}
+	if len(got) != 3 || got["read"] == nil || got["write"] == nil || got["shell"] == nil {
+		t.Fatalf("tools: %v", got)
+	}
+	if a := got["read"].Annotations; a == nil || !a.ReadOnlyHint {
+		t.Errorf("read is not read-only: %+v", a)
+	}
+	if a := got["write"].Annotations; a == nil || a.ReadOnlyHint || !a.IdempotentHint {
+		t.Errorf("write annotations: %+v", a)
+	}
+	if a := got["shell"].Annotations; a == nil || a.OpenWorldHint == nil || !*a.OpenWorldHint {
+		t.Errorf("shell is not open world: %+v", a)
+	}
+	schema, _ := json.Marshal(got["shell"].InputSchema)
+	if !strings.Contains(string(schema), `"required":["command"]`) {
+		t.Errorf("shell schema: %s", schema)
+	}
+}
+
+// TestEachTool: a call of each tool runs the applet, with its text as
+// content and its --json object as structured content.
+func TestEachTool(t *testing.T) {
+	dir := t.TempDir()
+	cs := session(t, dir)
+
+	w := call(t, cs, "write", map[string]any{"path": "notes.txt", "content": "one\ntwo\n"})
+	if w.IsError || text(w) != "created notes.txt: 8 bytes (2 lines)\n" {
+		t.Fatalf("write: %v %q", w.IsError, text(w))
+	}
+	sum := structured(t, w)["sha256"]
+
+	r := call(t, cs, "read", map[string]any{"path": "notes.txt"})
+	if r.IsError || text(r) != "     1\tone\n     2\ttwo\n" {
+		t.Fatalf("read: %v %q", r.IsError, text(r))
+	}
+	if got := structured(t, r)["sha256"]; got != sum {
+		t.Fatalf("read's sha256 %v, write's %v", got, sum)
+	}
+
+	// --root applies: the shell runs in the root.
+	s := call(t, cs, "shell", map[string]any{"command": "cat notes.txt; pwd"})
+	if s.IsError || !strings.HasPrefix(text(s), "one\ntwo\n") || !strings.HasSuffix(text(s), "[exit 0]\n") {
+		t.Fatalf("shell: %v %q", s.IsError, text(s))
+	}
+	if structured(t, s)["exit_code"] != 0.0 {
+		t.Fatalf("shell details: %v", structured(t, s))
+	}
+
+	// A failing command is not an error of the tool.
+	s = call(t, cs, "shell", map[string]any{"command": "exit 3"})
+	if s.IsError || text(s) != "[exit 3]\n" {
+		t.Fatalf("exit 3: %v %q", s.IsError, text(s))
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cs := session(t, t.TempDir())
+	for name, tc := range map[string]struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		"tool error":    {"read", map[string]any{"path": "missing.txt"}, "missing.txt: no such file"},
+		"outside root":  {"read", map[string]any{"path": "../../etc/passwd"}, "../../etc/passwd: outside the root"},
+		"unknown field": {"read", map[string]any{"pth": "x"}, `input: unknown field "pth" (did you mean "path"?)`},
+		"wrong type":    {"shell", map[string]any{"command": 5}, `input: "command" must be a string, not a number`},
+		"missing":       {"write", map[string]any{"path": "x"}, `input: missing required field "content"`},
+		"no arguments":  {"shell", nil, `input: missing required field "command"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := call(t, cs, tc.tool, tc.args)
+			if !r.IsError || text(r) != tc.want {
+				t.Fatalf("got %v %q, want an error %q", r.IsError, text(r), tc.want)
+			}
+			if m := structured(t, r); m["ok"] != false {
+				t.Fatalf("structured %v", m)
+			}
+		})
+	}
+}
+
+// TestCancelStopsTheTree: a cancelled call stops the command's whole tree,
+// helpers in their own sessions included.
+func TestCancelStopsTheTree(t *testing.T) {
+	dir := t.TempDir()
+	cs := session(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{
+			"command": `setsid sleep 300 & echo $! > helper.pid; sleep 301 & echo $! > child.pid; wait`,
+		}})
+		done <- err
+	}()
+	pids := waitPids(t, dir, "helper.pid", "child.pid")
+	for _, pid := range pids {
+		if !proc.Alive(pid) {
+			t.Fatalf("process %d is not running", pid)
+		}
+	}
+	cancel()
+	<-done
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for proc.Alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d outlived the cancelled call", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func waitPids(t *testing.T, dir string, names ...string) []int {
+	t.Helper()
+	var pids []int
+	deadline := time.Now().Add(10 * time.Second)
+	for _, n := range names {
+		for {
+			b, err := os.ReadFile(filepath.Join(dir, n))
+			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
+				pids = append(pids, pid)
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s was not written", n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return pids
+}
+
+// TestConcurrentCalls: two calls run at once. Each waits for the other's
+// file, so that run one after the other they could never end.
+func TestConcurrentCalls(t *testing.T) {
+	dir := t.TempDir()
+	cs := session(t, dir)
+	var wg sync.WaitGroup
+	results := make([]string, 2)
+	for i, pair := range [][2]string{{"a", "b"}, {"b", "a"}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := call(t, cs, "shell", map[string]any{
+				"command":      fmt.Sprintf("touch %s; while [ ! -e %s ]; do sleep 0.01; done; echo saw %s", pair[0], pair[1], pair[1]),
+				"timeout_secs": 20,
+			})
+			results[i] = text(r)
+		}()
+	}
+	wg.Wait()
+	if results[0] != "saw b\n[exit 0]\n" || results[1] != "saw a\n[exit 0]\n" {
+		t.Fatalf("results %q", results)
+	}
+}
+
+// TestFilter: lines that are not well-formed JSON-RPC get an error, and the
+// session goes on.
+func TestFilter(t *testing.T) {
+	in := strings.Join([]string{"not json", "42", `{"foo":1}`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`}, "\n") + "\n"
+	var out strings.Builder
+	f := newFilter(nopCloser{strings.NewReader(in)}, &lockedWriter{w: &out}, 1<<20)
+	passed, err := readAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if passed != `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n" {
+		t.Fatalf("passed on %q", passed)
+	}
+	if n := strings.Count(out.String(), `"error"`); n != 4 {
+		t.Fatalf("%d errors sent: %s", n, out.String())
+	}
+	// A line over the bound is refused, and the next one still read.
+	f = newFilter(nopCloser{strings.NewReader(strings.Repeat("x", 100) + "\n" + `{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n")}, &lockedWriter{w: &out}, 50)
+	if passed, _ := readAll(f); !strings.Contains(passed, `"id":3`) {
+		t.Fatalf("after a long line: %q", passed)
+	}
+}
+
+type nopCloser struct{ *strings.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+func readAll(f *filter) (string, error) {
+	var b strings.Builder
+	buf := make([]byte, 7)
+	for {
+		n, err := f.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			if err.Error() == "EOF" {
+				return b.String(), nil
+			}
+			return b.String(), err
+		}
+	}
+}
+
