@@ -283,4 +283,3 @@ func readAll(f *filter) (string, error) {
 		}
 	}
 }
-
