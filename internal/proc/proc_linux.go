@@ -277,6 +277,12 @@ func (t *Tree) stop(pick func([]int) []int, grace time.Duration) StopResult {
 		return now
 	}
 	leaderAlive := func() bool { return pick == nil && t.leaderAlive() }
+	if !haveProc() {
+		// Without /proc, the process group is all that can be found: stop
+		// it, and wait for it to be gone.
+		pick = nil
+		leaderAlive = t.groupAlive
+	}
 
 	termed := make(map[int]bool)
 	deadline := time.Now().Add(grace)
@@ -292,7 +298,33 @@ func (t *Tree) stop(pick func([]int) []int, grace time.Duration) StopResult {
 // Kill sends SIGKILL to the whole tree until nothing in it is alive, and
 // returns how many processes are left (normally 0).
 func (t *Tree) Kill() int {
-	return t.kill(func(sig syscall.Signal, _ map[int]bool) []int { return t.Signal(sig) }, t.leaderAlive)
+	alive := t.leaderAlive
+	if !haveProc() {
+		alive = t.groupAlive
+	}
+	return t.kill(func(sig syscall.Signal, _ map[int]bool) []int { return t.Signal(sig) }, alive)
+}
+
+// haveProc reports whether /proc is there to look at.
+func haveProc() bool {
+	_, err := os.Stat("/proc/self/stat")
+	return err == nil
+}
+
+// groupAlive reports whether the tree's process group still has a live
+// member, for when /proc cannot say. Zombies in it that are toolkit's to
+// collect (orphans, with the subreaper) are collected first: once the leader
+// is reaped, every waitable child left in its group is one.
+func (t *Tree) groupAlive() bool {
+	if t.leaderGone.Load() {
+		for {
+			var ws syscall.WaitStatus
+			if pid, err := syscall.Wait4(-t.Leader, &ws, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+				break
+			}
+		}
+	}
+	return syscall.Kill(-t.Leader, 0) == nil
 }
 
 func (t *Tree) kill(signal func(syscall.Signal, map[int]bool) []int, leaderAlive func() bool) int {
