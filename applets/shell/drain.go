@@ -31,9 +31,18 @@ func startDrain(pipe *os.File) (string, error) {
 		return "", err
 	}
 	defer log.Close()
+	null, err := nothing()
+	if err != nil {
+		os.Remove(log.Name())
+		return "", err
+	}
+	defer null.Close()
 	cmd := &exec.Cmd{
 		Path:        exe,
 		Args:        []string{"toolkit", DrainName},
+		Stdin:       null,
+		Stdout:      null,
+		Stderr:      null,
 		ExtraFiles:  []*os.File{pipe, log}, // fd 3 and fd 4
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}

@@ -126,13 +126,34 @@ func workDir(cwd string, h Options) (string, error) {
 	return h.Root.HostPath(cwd)
 }
 
-// reason is the cause inside err, without os/exec's wrapping.
+// reason is the cause inside err, without os/exec's wrapping: the path and
+// the errno of a failed open, else the errno.
 func reason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path != "/bin/sh" {
+		return pe.Path + ": " + pe.Err.Error()
+	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		return errno.Error()
 	}
 	return err.Error()
+}
+
+// nothing is a file that reads as empty: /dev/null, or, in an image that
+// has no /dev, a pipe with nothing at its other end. It serves as the
+// command's stdin and as the drain's stdin, stdout and stderr (os/exec would
+// open /dev/null for them, and fail without it).
+func nothing() (*os.File, error) {
+	if f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
+		return f, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	w.Close()
+	return r, nil
 }
 
 // hygiene is added to the command's environment unless the call's env sets it:
@@ -200,18 +221,19 @@ func start(a Args, dir string, exclusive bool) (*job, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var sr, sw *os.File
 	if a.Stdin != nil {
-		if sr, sw, err = os.Pipe(); err != nil {
-			pr.Close()
-			pw.Close()
-			return nil, err
-		}
-		cmd.Stdin = sr
+		sr, sw, err = os.Pipe()
+	} else {
+		sr, err = nothing()
 	}
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, err
+	}
+	cmd.Stdin = sr
 	err = proc.Start(cmd)
 	pw.Close() // or EOF never comes
-	if sr != nil {
-		sr.Close()
-	}
+	sr.Close()
 	if err != nil {
 		pr.Close()
 		if sw != nil {

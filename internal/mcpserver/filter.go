@@ -15,6 +15,11 @@ import (
 // one bad line should get an error for it and keep its session: filter
 // answers each such line itself with a JSON-RPC error and passes on only
 // the lines that are well-formed messages.
+//
+// It also holds back the end of the input until every request passed on has
+// its response: a host may send its calls and close stdin at once
+// (echo '{…}' | toolkit mcp), and the SDK would end the session with the
+// calls unanswered.
 type filter struct {
 	in      *bufio.Reader
 	closer  io.Closer
@@ -25,12 +30,15 @@ type filter struct {
 }
 
 func newFilter(r io.ReadCloser, out *lockedWriter, max int) *filter {
+	out.open = map[string]bool{}
+	out.cond = sync.NewCond(&out.mu)
 	return &filter{in: bufio.NewReaderSize(r, 64<<10), closer: r, out: out, max: max}
 }
 
 func (f *filter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
+			f.out.waitAnswered()
 			return 0, f.err
 		}
 		line, tooLong, err := f.line()
@@ -43,10 +51,12 @@ func (f *filter) Read(p []byte) (int, error) {
 		case !json.Valid(trimmed):
 			f.reply(-32700, "parse error: the line is not JSON")
 		default:
-			if err := wellFormed(trimmed); err != nil {
+			msg, err := wellFormed(trimmed)
+			if err != nil {
 				f.reply(-32600, "invalid request: "+err.Error())
 				continue
 			}
+			f.out.track(msg)
 			f.pending = append(trimmed, '\n')
 		}
 	}
@@ -58,15 +68,14 @@ func (f *filter) Read(p []byte) (int, error) {
 // wellFormed checks a line as the SDK will: one JSON-RPC message. Batches
 // are refused here: MCP dropped them in 2025-06-18, and the SDK ends the
 // session on one.
-func wellFormed(b []byte) error {
+func wellFormed(b []byte) (jsonrpc.Message, error) {
 	if b[0] == '[' {
-		return errBatch
+		return nil, errBatch
 	}
 	if b[0] != '{' {
-		return errNotObject
+		return nil, errNotObject
 	}
-	_, err := jsonrpc.DecodeMessage(b)
-	return err
+	return jsonrpc.DecodeMessage(b)
 }
 
 var errBatch = errors.New("JSON-RPC batches are not taken (MCP has none since 2025-06-18)")
@@ -97,16 +106,79 @@ func (f *filter) reply(code int, msg string) {
 
 func (f *filter) Close() error { return f.closer.Close() }
 
-// lockedWriter keeps whole messages whole: the SDK and filter both write.
+// lockedWriter keeps whole messages whole (the SDK and filter both write),
+// and keeps count of the requests not answered yet.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu   sync.Mutex
+	w    io.Writer
+	open map[string]bool // ids of requests without a response
+	cond *sync.Cond
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	id, answered := responseID(p)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if answered && l.open != nil {
+		delete(l.open, id)
+		l.cond.Broadcast()
+	}
 	return l.w.Write(p)
+}
+
+// responseID finds the id of an outgoing message. The SDK writes it near
+// the start ({"jsonrpc":"2.0","id":7,…}): look there before decoding all of
+// a result that may be megabytes long.
+func responseID(p []byte) (string, bool) {
+	const key = `"id":`
+	if i := bytes.Index(p[:min(len(p), 64)], []byte(key)); i >= 0 {
+		dec := json.NewDecoder(bytes.NewReader(p[i+len(key):]))
+		var id json.RawMessage
+		if dec.Decode(&id) == nil {
+			return string(id), true
+		}
+	}
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(p, &m) == nil && len(m.ID) > 0 {
+		return string(m.ID), true
+	}
+	return "", false
+}
+
+// track notes a request passed on; a cancellation forgets its request,
+// which gets no response.
+func (l *lockedWriter) track(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if req.ID.IsValid() {
+		id, _ := json.Marshal(req.ID.Raw())
+		l.open[string(id)] = true
+		return
+	}
+	if req.Method == "notifications/cancelled" {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			delete(l.open, string(p.RequestID))
+			l.cond.Broadcast()
+		}
+	}
+}
+
+// waitAnswered waits until every request passed on has had its response.
+func (l *lockedWriter) waitAnswered() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for len(l.open) > 0 {
+		l.cond.Wait()
+	}
 }
 
 func (l *lockedWriter) Close() error { return nil }

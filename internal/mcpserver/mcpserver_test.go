@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -243,43 +244,42 @@ func TestConcurrentCalls(t *testing.T) {
 }
 
 // TestFilter: lines that are not well-formed JSON-RPC get an error, and the
-// session goes on.
+// session goes on; the end of the input waits for the requests passed on
+// to be answered.
 func TestFilter(t *testing.T) {
 	in := strings.Join([]string{"not json", "42", `{"foo":1}`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`}, "\n") + "\n"
 	var out strings.Builder
-	f := newFilter(nopCloser{strings.NewReader(in)}, &lockedWriter{w: &out}, 1<<20)
-	passed, err := readAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if passed != `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n" {
-		t.Fatalf("passed on %q", passed)
+	w := &lockedWriter{w: &out}
+	f := newFilter(nopCloser{strings.NewReader(in)}, w, 1<<20)
+	want := `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(f, got); err != nil || string(got) != want {
+		t.Fatalf("passed on %q, %v", got, err)
 	}
 	if n := strings.Count(out.String(), `"error"`); n != 4 {
 		t.Fatalf("%d errors sent: %s", n, out.String())
 	}
-	// A line over the bound is refused, and the next one still read.
-	f = newFilter(nopCloser{strings.NewReader(strings.Repeat("x", 100) + "\n" + `{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n")}, &lockedWriter{w: &out}, 50)
-	if passed, _ := readAll(f); !strings.Contains(passed, `"id":3`) {
-		t.Fatalf("after a long line: %q", passed)
+	eof := make(chan error, 1)
+	go func() { _, err := f.Read(make([]byte, 1)); eof <- err }()
+	select {
+	case err := <-eof:
+		t.Fatalf("the end of the input came before the answer: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
+	if err := <-eof; err != io.EOF {
+		t.Fatalf("then %v, want EOF", err)
+	}
+
+	// A line over the bound is refused, and the next one still read; a
+	// cancelled request needs no answer.
+	in = strings.Repeat("x", 100) + "\n" + `{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}` + "\n"
+	f = newFilter(nopCloser{strings.NewReader(in)}, &lockedWriter{w: &out}, 90)
+	if passed, err := io.ReadAll(f); err != nil || !strings.Contains(string(passed), `"id":3`) {
+		t.Fatalf("after a long line: %q, %v", passed, err)
 	}
 }
 
 type nopCloser struct{ *strings.Reader }
 
 func (nopCloser) Close() error { return nil }
-
-func readAll(f *filter) (string, error) {
-	var b strings.Builder
-	buf := make([]byte, 7)
-	for {
-		n, err := f.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			if err.Error() == "EOF" {
-				return b.String(), nil
-			}
-			return b.String(), err
-		}
-	}
-}
