@@ -2,7 +2,9 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"io"
 	"os"
 	"os/signal"
@@ -151,8 +153,11 @@ func fromFlags(c *cli.Context, a *Args) error {
 	}
 	if name := c.String("stdin-file"); name != "" {
 		b, err := os.ReadFile(name)
-		if err != nil {
-			return applet.ToolError(fmt.Sprintf("%s: cannot read: %s", name, reason(err)))
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return applet.ToolError(fmt.Sprintf("%s: cannot read: %s", name, pe.Err))
+		} else if err != nil {
+			return applet.ToolError(fmt.Sprintf("%s: cannot read: %s", name, err))
 		}
 		s := string(b)
 		a.Stdin = &s
