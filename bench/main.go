@@ -114,6 +114,7 @@ func main() {
 	runs := flag.Int("runs", 5, "runs of each side of each case (startup cases run 4× as many)")
 	md := flag.String("md", "", "also write the results as Markdown to this file")
 	work := flag.String("work", "", "directory for the test files (default: a new one in $TMPDIR)")
+	gobench := flag.String("gobench", "", "go test -bench output to put in the Markdown too")
 	flag.Parse()
 	if *toolkit == "" {
 		fmt.Fprintln(os.Stderr, "bench: -toolkit is required")
@@ -162,7 +163,20 @@ func main() {
 		fmt.Println(n)
 	}
 	if *md != "" {
-		if err := writeMarkdown(*md, rows, env.notes); err != nil {
+		var gb []string
+		if *gobench != "" {
+			b, err := os.ReadFile(*gobench)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(1)
+			}
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(l, "Benchmark") {
+					gb = append(gb, l)
+				}
+			}
+		}
+		if err := writeMarkdown(*md, rows, env.notes, gb); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -183,7 +197,7 @@ func printRow(w io.Writer, r row) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func writeMarkdown(path string, rows []row, notes []string) error {
+func writeMarkdown(path string, rows []row, notes, gobench []string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -214,6 +228,9 @@ func writeMarkdown(path string, rows []row, notes []string) error {
 		}
 		fmt.Fprintf(w, "| %s | `%s` | %.1f | %.1f | %.2f | %.1f MiB | %s%s |\n",
 			r.c.name, strings.Join(r.c.base, " "), ms(r.base.wall), ms(r.tool.wall), r.ratio(), float64(r.tool.rss)/1024, r.c.target, verdict)
+	}
+	if len(gobench) > 0 {
+		fmt.Fprintf(w, "\n## Go benchmarks (testing.B)\n\nThe cleaner's target: ≥ 1 GB/s on text with no escapes (`BenchmarkClean/plain`).\n\n```\n%s\n```\n", strings.Join(gobench, "\n"))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\n## Other figures\n\n")
