@@ -296,10 +296,36 @@ func (c *Cleaner) raw(p []byte) {
 }
 
 func (c *Cleaner) clean(p []byte) {
+	// With AVX2, the bytes to look at are found 64 at a time, as a mask
+	// kept for the block it covers: escapes come every few bytes in coloured
+	// text, and each costs a bit scan, not a search.
+	blk, mask := -64, uint64(0)
 	i := 0
 	for i < len(p) {
 		if c.st == ground {
-			n := plain(p[i:])
+			var n int
+			if haveSpecials {
+				for j := i; ; {
+					if j >= len(p) {
+						n = j - i
+						break
+					}
+					if j < blk || j >= blk+64 {
+						if len(p)-j < 64 {
+							n = j - i + plain(p[j:])
+							break
+						}
+						blk, mask = j, specials(p[j:])
+					}
+					if m := mask >> uint(j-blk); m != 0 {
+						n = j - i + bits.TrailingZeros64(m)
+						break
+					}
+					j = blk + 64
+				}
+			} else {
+				n = plain(p[i:])
+			}
 			if n > 0 {
 				run := p[i : i+n]
 				if c.erase {

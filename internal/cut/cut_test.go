@@ -302,3 +302,55 @@ func BenchmarkHasFailure(b *testing.B) {
 		}
 	}
 }
+
+// refHasFailure is the obvious way: ASCII lower case, then a search.
+func refHasFailure(b []byte) bool {
+	lower := bytes.ToLower(asciiOnly(b))
+	for _, w := range words {
+		if bytes.Contains(lower, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHasFailureWays(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	parts := []string{"x", "y ", "\n", "ERR", "err", "or", "Fa", "il", "tal", "PAN", "ic", "exc", "eption", "TRA", "ceback", "é", "\x00", "\xff", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}
+	for range 5000 {
+		var b strings.Builder
+		for range rng.IntN(80) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		in := []byte(b.String())
+		want := refHasFailure(in)
+		if got := hasFailure(in); got != want {
+			t.Fatalf("hasFailure(%q) = %v, want %v", in, got, want)
+		}
+		if got := hasFailureScalar(in); got != want {
+			t.Fatalf("hasFailureScalar(%q) = %v, want %v", in, got, want)
+		}
+	}
+	// A word at every offset of a long plain run, in each case.
+	for _, w := range []string{"error", "FAIL", "Fatal", "pAnIc", "Exception", "TRACEBACK"} {
+		for off := 0; off < 100; off++ {
+			in := append(bytes.Repeat([]byte("-"), off), w...)
+			in = append(in, bytes.Repeat([]byte("-"), 100-off)...)
+			if !hasFailure(in) || !hasFailureScalar(in) {
+				t.Fatalf("%q at offset %d not found", w, off)
+			}
+		}
+	}
+}
+
+// FuzzHasFailure: the fast way, the portable way and the reference agree.
+func FuzzHasFailure(f *testing.F) {
+	f.Add([]byte(strings.Repeat("x", 40) + "ERROR" + strings.Repeat("y", 40)))
+	f.Add([]byte("traceback"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		want := refHasFailure(in)
+		if hasFailure(in) != want || hasFailureScalar(in) != want {
+			t.Fatalf("%q: fast %v, scalar %v, want %v", in, hasFailure(in), hasFailureScalar(in), want)
+		}
+	})
+}

@@ -36,13 +36,24 @@ func init() {
 	}
 }
 
-// hasFailure reports whether b contains one of the words, in any case. It
-// runs four independent matches over the four quarters of b, so that the
+// hasFailure reports whether b contains one of the words, in any case.
+//
+// hasFailureScalar runs four independent matches over the four quarters of b, so that the
 // processor overlaps them; each quarter after the first starts early enough
 // to see a word that spans into it. Eight bytes without a letter reset a
 // match, so such words are skipped at once: most of a stream of zeros or
 // digits costs nothing.
 func hasFailure(b []byte) bool {
+	if len(b) >= 64 {
+		if found, ok := hasFailureAnchored(b); ok {
+			return found
+		}
+	}
+	return hasFailureScalar(b)
+}
+
+// hasFailureScalar is hasFailure on any processor.
+func hasFailureScalar(b []byte) bool {
 	if len(b) < 256 {
 		return match(b, 0) != 0
 	}
@@ -76,6 +87,35 @@ func hasFailure(b []byte) bool {
 		return true
 	}
 	return match(c[n:], dc)|match(d[n:], dd)|match(e[n:], de) != 0
+}
+
+// hasFailureAnchored finds failure words from where they can start: every
+// word begins with one of six three-letter anchors, which anchors looks for
+// 32 bytes at a time; the exact match runs only on a block that has one.
+// It reports ok false when anchors cannot run here.
+func hasFailureAnchored(b []byte) (found, ok bool) {
+	pos := 0
+	for {
+		rest := b[pos:]
+		off := anchors(rest)
+		switch {
+		case off == -2:
+			return false, false
+		case off == -1:
+			// The blocks anchors looked at hold no anchor; the starts it
+			// left to the caller are at the end.
+			i := 0
+			for len(rest)-i >= 34 {
+				i += 32
+			}
+			return match(rest[i:], 0) != 0, true
+		}
+		block := rest[off:min(len(rest), off+32+maxWord-1)]
+		if match(block, 0) != 0 {
+			return true, true
+		}
+		pos += off + 32
+	}
 }
 
 // match runs the shift-and match over b from state d and returns the final

@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package cut
+
+func anchors([]byte) int { return -2 }
