@@ -13,6 +13,7 @@ package cut
 
 import (
 	"bytes"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -93,11 +94,15 @@ func (c *Cutter) startCut() {
 	if h > 0 {
 		c.beforeRing = c.head[h-1]
 	}
-	rest := c.all[h:]
-	c.all = nil
-	c.ring = make([]byte, 0, c.half)
 	c.scanner.line = int64(bytes.Count(c.head, nl)) + 1
-	c.push(rest)
+	// The ring is the text's last half, in place at the end of all: no new
+	// memory, whatever the size of the output. What lies between the head
+	// and it is the start of the middle.
+	n := len(c.all)
+	c.drop(c.all[h : n-c.half])
+	c.ring = c.all[n-c.half : n : n]
+	c.rpos = 0
+	c.all = nil
 }
 
 // push appends p to the ring, moving what falls out of it to the middle.
@@ -170,9 +175,10 @@ func (c *Cutter) Result() Result {
 		return r
 	}
 	// Put the ring in order, then find the start of its first whole line.
-	tail := make([]byte, 0, len(c.ring))
-	tail = append(tail, c.ring[c.rpos:]...)
-	tail = append(tail, c.ring[:c.rpos]...)
+	slices.Reverse(c.ring[:c.rpos])
+	slices.Reverse(c.ring[c.rpos:])
+	slices.Reverse(c.ring)
+	tail := c.ring
 	start := 0
 	if c.beforeRing != '\n' {
 		if i := bytes.IndexByte(tail, '\n'); i >= 0 && i+1 < len(tail) {
