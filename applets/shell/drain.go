@@ -2,6 +2,7 @@ package shell
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -63,23 +64,23 @@ func DrainCommand() *cli.Command {
 		Name:   DrainName,
 		Hidden: true,
 		Action: func(*cli.Context) error {
-			drain(os.NewFile(3, "pipe"), os.NewFile(4, "log"))
+			drain(os.NewFile(3, "pipe"), os.NewFile(4, "log"), MaxSpill)
 			return nil
 		},
 	}
 }
 
-func drain(in io.Reader, log io.WriteCloser) {
+func drain(in io.Reader, log io.WriteCloser, max int64) {
 	buf := make([]byte, blockSize)
 	var kept int64
 	for {
 		n, err := in.Read(buf)
-		if n > 0 && kept < MaxSpill {
-			m := min(int64(n), MaxSpill-kept)
+		if n > 0 && kept < max {
+			m := min(int64(n), max-kept)
 			w, _ := log.Write(buf[:m])
 			kept += int64(w)
-			if kept >= MaxSpill {
-				_, _ = io.WriteString(log, "\n[toolkit: the output went on; this log keeps its first 268435456 bytes]\n")
+			if kept >= max {
+				_, _ = fmt.Fprintf(log, "\n[toolkit: the output went on; this log keeps its first %d bytes]\n", max)
 			}
 		}
 		if err != nil && !errors.Is(err, syscall.EINTR) {

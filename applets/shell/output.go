@@ -31,7 +31,7 @@ func newOutput(h Options) *output {
 	return &output{
 		clean: clean.Cleaner{Raw: h.Raw},
 		cut:   cut.New(h.MaxOutput),
-		spill: spill{dir: dir, hold: min(h.MaxOutput, spillHold), mem: make([]byte, 0, min(h.MaxOutput, spillHold))},
+		spill: spill{dir: dir, hold: min(h.MaxOutput, spillHold), mem: make([]byte, 0, min(h.MaxOutput, spillHold)), max: h.MaxSpill},
 		live:  h.Live,
 	}
 }
@@ -82,14 +82,15 @@ const spillHold = 64 << 10
 
 // spill keeps the raw output in a file, but only when the text is cut: the
 // first hold bytes wait in memory, and the file is made when more come (and
-// removed again if there was no cut after all). It stops at MaxSpill.
+// removed again if there was no cut after all). It stops at max bytes.
 type spill struct {
 	dir  string
+	max  int64
 	hold int
 	mem  []byte
 	f    *os.File
 	size int64
-	over bool // the output went on past MaxSpill
+	over bool // the output went on past max
 	err  error
 	path string
 }
@@ -124,7 +125,7 @@ func (s *spill) open() bool {
 }
 
 func (s *spill) put(p []byte) {
-	if room := MaxSpill - s.size; int64(len(p)) > room {
+	if room := s.max - s.size; int64(len(p)) > room {
 		p = p[:room]
 		s.over = true
 	}
@@ -135,7 +136,7 @@ func (s *spill) put(p []byte) {
 		return
 	}
 	if s.over {
-		_, _ = fmt.Fprintf(s.f, "\n[toolkit: the output went on; this file keeps its first %d bytes]\n", MaxSpill)
+		_, _ = fmt.Fprintf(s.f, "\n[toolkit: the output went on; this file keeps its first %d bytes]\n", s.max)
 	}
 }
 
@@ -169,7 +170,7 @@ func (s *spill) where() string {
 	case s.err != nil:
 		return fmt.Sprintf("the output could not all be kept (%s); its first %d bytes are in %s", errText(s.err), s.size, s.path)
 	case s.over:
-		return fmt.Sprintf("the first %s of the output is in %s", size(MaxSpill), s.path)
+		return fmt.Sprintf("the first %s of the output is in %s", size(s.max), s.path)
 	}
 	return "the whole output is in " + s.path
 }

@@ -77,6 +77,8 @@ type Options struct {
 	Root *root.Root
 	// SpillDir is where the whole output goes when it is cut; default $TMPDIR.
 	SpillDir string
+	// MaxSpill bounds the spill file and the background log; default MaxSpill.
+	MaxSpill int64
 }
 
 // Signal is a signal toolkit received, by name ("SIGTERM").
@@ -95,7 +97,8 @@ const (
 	DefaultTimeoutSecs = 120
 	MaxTimeoutSecs     = 600
 	DefaultMaxOutput   = 1 << 20
-	// MaxSpill bounds the file that keeps the whole output of a cut call.
+	// MaxSpill bounds the file that keeps the whole output of a cut call,
+	// and the log of background processes' output.
 	MaxSpill = 256 << 20
 )
 
@@ -105,6 +108,9 @@ var DefaultLimits = Limits{Grace: 2 * time.Second, Idle: 60 * time.Second, Quiet
 func (o Options) withDefaults() Options {
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = DefaultMaxOutput
+	}
+	if o.MaxSpill <= 0 {
+		o.MaxSpill = MaxSpill
 	}
 	d := DefaultLimits
 	if o.Limits.Grace <= 0 {
