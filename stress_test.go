@@ -130,8 +130,17 @@ func TestStops(t *testing.T) {
 				t.Errorf("run %d (%s): %v: %s", i, kind, err, out.String())
 				return
 			}
-			if !strings.Contains(out.String(), "; killed after 0.1 s without an answer to SIGTERM]") {
-				t.Errorf("run %d (%s): not stopped as expected: %q", i, kind, out.String())
+			// Mostly the helper that ignores SIGTERM is there and must be
+			// killed; on a slow machine a timeout or idle stop may come
+			// before it was started. Either way nothing may be left.
+			if !strings.Contains(out.String(), "; killed after 0.1 s without an answer to SIGTERM]") &&
+				!strings.Contains(out.String(), "; terminated]") {
+				t.Errorf("run %d (%s): not stopped: %q", i, kind, out.String())
+			}
+			if strings.Contains(out.String(), "; killed after") {
+				mu.Lock()
+				tally["killed"]++
+				mu.Unlock()
 			}
 			sidb, _ := os.ReadFile(filepath.Join(dir, "sid"))
 			sid, _ := strconv.Atoi(strings.TrimSpace(string(sidb)))
@@ -149,7 +158,7 @@ func TestStops(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d stops of forking trees (%v): %d processes left", runs, tally, left)
+	t.Logf("%d stops of forking trees (%v; killed: after the grace): %d processes left", runs, tally, left)
 	if left != 0 {
 		t.Fatalf("%d processes outlived their stop", left)
 	}
