@@ -183,13 +183,15 @@ func main() {
 	}
 }
 
+// met says whether the row meets its target; ok false when it has none.
+func (r row) met() (met, ok bool) {
+	return r.c.limit == 0 || r.ratio() <= r.c.limit, r.c.limit > 0
+}
+
 func printRow(w io.Writer, r row) {
 	verdict := ""
-	if r.c.limit > 0 {
-		verdict = "meets the target"
-		if r.ratio() > r.c.limit {
-			verdict = "MISSES the target"
-		}
+	if met, ok := r.met(); ok {
+		verdict = map[bool]string{true: "meets the target", false: "MISSES the target"}[met]
 	}
 	fmt.Fprintf(w, "%-7s %-58s base %8.1f ms  toolkit %8.1f ms  ratio %5.2f  peak %6.1f MiB  %s %s\n",
 		r.c.group, r.c.name, ms(r.base.wall), ms(r.tool.wall), r.ratio(), float64(r.tool.rss)/1024, r.c.target, verdict)
@@ -220,11 +222,8 @@ func writeMarkdown(path string, rows []row, notes, gobench []string) error {
 			fmt.Fprintf(w, "\n## %s\n\n| case | baseline | baseline ms | toolkit ms | ratio | toolkit peak | target |\n|---|---|---:|---:|---:|---:|---|\n", group)
 		}
 		verdict := ""
-		if r.c.limit > 0 {
-			verdict = " (met)"
-			if r.ratio() > r.c.limit {
-				verdict = " (**missed**)"
-			}
+		if met, ok := r.met(); ok {
+			verdict = map[bool]string{true: " (met)", false: " (**missed**)"}[met]
 		}
 		fmt.Fprintf(w, "| %s | `%s` | %.1f | %.1f | %.2f | %.1f MiB | %s%s |\n",
 			r.c.name, strings.Join(r.c.base, " "), ms(r.base.wall), ms(r.tool.wall), r.ratio(), float64(r.tool.rss)/1024, r.c.target, verdict)

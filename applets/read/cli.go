@@ -7,7 +7,6 @@ import (
 
 	"toolkit/internal/applet"
 	"toolkit/internal/input"
-	"toolkit/internal/root"
 )
 
 // Usage is read's usage line.
@@ -29,26 +28,15 @@ func Command() *cli.Command {
 }
 
 func action(c *cli.Context) error {
-	in, err := applet.InputMode(c)
 	var a Args
+	in, err := applet.Gather(c, &a, fromFlags, "offset", "limit")
 	if err == nil {
-		if in == applet.Person {
-			err = fromFlags(c, &a)
-		} else {
-			err = applet.DecodeStdin(c, &a, "offset", "limit")
-		}
+		a.Host.Root, err = applet.OpenRoot(c)
 	}
 	if err != nil {
 		return applet.Return(c, applet.InputError(err, in, Usage))
 	}
-	if dir := c.String("root"); dir != "" {
-		r, err := root.Open(dir)
-		if err != nil {
-			return applet.Return(c, applet.InputError(fmt.Errorf("--root %s: no such directory", dir), in, Usage))
-		}
-		defer r.Close()
-		a.Host.Root = r
-	}
+	defer a.Host.Root.Close()
 	a.Host.Hash = applet.WantsJSON(c)
 	return applet.Return(c, Run(a))
 }

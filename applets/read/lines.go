@@ -67,8 +67,8 @@ func (s *splitter) write(b []byte) {
 // rest of b: it starts a wanted line, or is empty.
 func (s *splitter) skip(b []byte) []byte {
 	s.npend = 0 // a character split in a line that is not shown
-	if s.line > s.last {
-		n := int64(bytes.Count(b, nl))
+	// After last, or before first by a whole block: count the line ends.
+	if n := int64(bytes.Count(b, nl)); s.line > s.last || s.line+n < s.first {
 		s.line += n
 		if n > 0 {
 			s.size = int64(len(b) - bytes.LastIndexByte(b, '\n') - 1)
@@ -78,18 +78,7 @@ func (s *splitter) skip(b []byte) []byte {
 		s.lastB = b[len(b)-1]
 		return nil
 	}
-	// Before first: whole blocks by their count of line ends, then line end
-	// by line end up to the first wanted line.
-	if n := int64(bytes.Count(b, nl)); s.line+n < s.first {
-		s.line += n
-		if n > 0 {
-			s.size = int64(len(b) - bytes.LastIndexByte(b, '\n') - 1)
-		} else {
-			s.size += int64(len(b))
-		}
-		s.lastB = b[len(b)-1]
-		return nil
-	}
+	// Before first: line end by line end up to the first wanted line.
 	for len(b) > 0 && s.line < s.first {
 		i := bytes.IndexByte(b, '\n')
 		s.line++

@@ -20,7 +20,6 @@ import (
 	"toolkit/internal/applet"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
-	"toolkit/internal/root"
 )
 
 // Usage is shell's usage line.
@@ -64,15 +63,8 @@ func action(c *cli.Context) error {
 	case applet.WantsJSON(c):
 		mode = outcome.JSONMode
 	}
-	in, err := applet.InputMode(c)
 	var a Args
-	if err == nil {
-		if in == applet.Person {
-			err = fromFlags(c, &a)
-		} else {
-			err = applet.DecodeStdin(c, &a, inputFlags...)
-		}
-	}
+	in, err := applet.Gather(c, &a, fromFlags, inputFlags...)
 	if err != nil {
 		return applet.ReturnIn(c, applet.InputError(err, in, Usage), mode)
 	}
@@ -88,14 +80,12 @@ func action(c *cli.Context) error {
 		Limits:          Limits{Grace: c.Duration("grace"), Idle: c.Duration("idle"), Quiet: c.Duration("quiet"), Linger: c.Duration("linger")},
 		Exclusive:       true,
 	}
-	if dir := c.String("root"); dir != "" {
-		r, err := root.Open(dir)
-		if err != nil {
-			return applet.ReturnIn(c, applet.InputError(fmt.Errorf("--root %s: no such directory", dir), in, Usage), mode)
-		}
-		defer r.Close()
-		a.Host.Root = r
+	r, err := applet.OpenRoot(c)
+	if err != nil {
+		return applet.ReturnIn(c, applet.InputError(err, in, Usage), mode)
 	}
+	defer r.Close()
+	a.Host.Root = r
 
 	stdout := c.App.Writer
 	var live *streamer

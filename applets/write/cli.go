@@ -9,7 +9,6 @@ import (
 
 	"toolkit/internal/applet"
 	"toolkit/internal/input"
-	"toolkit/internal/root"
 )
 
 // Usage is write's usage line.
@@ -30,26 +29,15 @@ func Command() *cli.Command {
 }
 
 func action(c *cli.Context) error {
-	in, err := applet.InputMode(c)
 	var a Args
+	in, err := applet.Gather(c, &a, fromFlags, "if-match")
 	if err == nil {
-		if in == applet.Person {
-			err = fromFlags(c, &a)
-		} else {
-			err = applet.DecodeStdin(c, &a, "if-match")
-		}
+		a.Host.Root, err = applet.OpenRoot(c)
 	}
 	if err != nil {
 		return applet.Return(c, applet.InputError(err, in, Usage))
 	}
-	if dir := c.String("root"); dir != "" {
-		r, err := root.Open(dir)
-		if err != nil {
-			return applet.Return(c, applet.InputError(fmt.Errorf("--root %s: no such directory", dir), in, Usage))
-		}
-		defer r.Close()
-		a.Host.Root = r
-	}
+	defer a.Host.Root.Close()
 	a.Host.Hash = applet.WantsJSON(c)
 	o := Run(a)
 	o.Usage = Usage

@@ -14,6 +14,7 @@ import (
 
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
+	"toolkit/internal/root"
 )
 
 // Flags returns the flags every applet takes, followed by an applet's own.
@@ -89,6 +90,34 @@ func InputMode(c *cli.Context) (Mode, error) {
 		return Machine, ErrNoInput
 	}
 	return Machine, nil
+}
+
+// Gather fills a in from the command line: from the JSON on stdin in
+// machine mode (inputFlags, the flags that stand for input fields, may not
+// be given then), or with fromFlags in person mode. It returns the mode, for
+// wording an error.
+func Gather[A any](c *cli.Context, a *A, fromFlags func(*cli.Context, *A) error, inputFlags ...string) (Mode, error) {
+	in, err := InputMode(c)
+	if err != nil {
+		return in, err
+	}
+	if in == Person {
+		return in, fromFlags(c, a)
+	}
+	return in, DecodeStdin(c, a, inputFlags...)
+}
+
+// OpenRoot opens the --root directory, if one is given: nil without one.
+func OpenRoot(c *cli.Context) (*root.Root, error) {
+	dir := c.String("root")
+	if dir == "" {
+		return nil, nil
+	}
+	r, err := root.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--root %s: no such directory", dir)
+	}
+	return r, nil
 }
 
 // DecodeStdin reads the JSON input from stdin into dst. inputFlags names the

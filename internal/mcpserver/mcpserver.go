@@ -34,7 +34,6 @@ import (
 	"toolkit/internal/applet"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
-	"toolkit/internal/root"
 	"toolkit/internal/tools"
 )
 
@@ -56,22 +55,19 @@ func Command(version string) *cli.Command {
 		},
 		OnUsageError: applet.FlagError(Usage),
 		Action: func(c *cli.Context) error {
-			var h tools.Host
-			if dir := c.String("root"); dir != "" {
-				r, err := root.Open(dir)
-				if err != nil {
-					o := outcome.Misuse("--root %s: no such directory", dir)
-					o.Usage = Usage
-					return applet.ReturnIn(c, o, outcome.TextMode)
-				}
-				defer r.Close()
-				h.Root = r
+			r, err := applet.OpenRoot(c)
+			if err != nil {
+				o := outcome.Misuse("%s", err)
+				o.Usage = Usage
+				return applet.ReturnIn(c, o, outcome.TextMode)
 			}
+			defer r.Close()
+			h := tools.Host{Root: r}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			defer stop()
 			s := New(version, h)
 			out := &lockedWriter{w: os.Stdout}
-			err := s.Run(ctx, &mcp.IOTransport{Reader: newFilter(os.Stdin, out, maxMessage), Writer: out})
+			err = s.Run(ctx, &mcp.IOTransport{Reader: newFilter(os.Stdin, out, maxMessage), Writer: out})
 			if err != nil && ctx.Err() == nil && !endOfInput(err) {
 				return applet.ReturnIn(c, outcome.Failure("%s", err), outcome.TextMode)
 			}

@@ -41,14 +41,16 @@ type Host struct {
 	Root *root.Root
 }
 
-// decode is the JSON half of every Call: a usage error names what is wrong.
-func decode(data []byte, dst any, usage string) (outcome.Outcome, bool) {
-	if err := input.Decode(data, dst); err != nil {
+// call is every Call: decode the input strictly into an A (a usage error
+// names what is wrong), then run it.
+func call[A any](data []byte, usage string, run func(*A) outcome.Outcome) outcome.Outcome {
+	var a A
+	if err := input.Decode(data, &a); err != nil {
 		o := outcome.Misuse("%s", err)
 		o.Usage = usage
-		return o, false
+		return o
 	}
-	return outcome.Outcome{}, true
+	return run(&a)
 }
 
 // All returns the tools, in the order hosts list them.
@@ -60,12 +62,10 @@ func All() []Tool {
 			Args:        reflect.TypeFor[shell.Args](),
 			Hints:       Hints{Destructive: true, OpenWorld: true},
 			Call: func(ctx context.Context, data []byte, h Host) outcome.Outcome {
-				var a shell.Args
-				if o, ok := decode(data, &a, shell.Usage); !ok {
-					return o
-				}
-				a.Host = shell.Options{Root: h.Root}
-				return shell.Run(ctx, a)
+				return call(data, shell.Usage, func(a *shell.Args) outcome.Outcome {
+					a.Host = shell.Options{Root: h.Root}
+					return shell.Run(ctx, *a)
+				})
 			},
 		},
 		{
@@ -74,12 +74,10 @@ func All() []Tool {
 			Args:        reflect.TypeFor[read.Args](),
 			Hints:       Hints{ReadOnly: true, Idempotent: true},
 			Call: func(_ context.Context, data []byte, h Host) outcome.Outcome {
-				var a read.Args
-				if o, ok := decode(data, &a, read.Usage); !ok {
-					return o
-				}
-				a.Host = read.Options{Root: h.Root, Hash: true}
-				return read.Run(a)
+				return call(data, read.Usage, func(a *read.Args) outcome.Outcome {
+					a.Host = read.Options{Root: h.Root, Hash: true}
+					return read.Run(*a)
+				})
 			},
 		},
 		{
@@ -88,12 +86,10 @@ func All() []Tool {
 			Args:        reflect.TypeFor[write.Args](),
 			Hints:       Hints{Idempotent: true, Destructive: true},
 			Call: func(_ context.Context, data []byte, h Host) outcome.Outcome {
-				var a write.Args
-				if o, ok := decode(data, &a, write.Usage); !ok {
-					return o
-				}
-				a.Host = write.Options{Root: h.Root, Hash: true}
-				return write.Run(a)
+				return call(data, write.Usage, func(a *write.Args) outcome.Outcome {
+					a.Host = write.Options{Root: h.Root, Hash: true}
+					return write.Run(*a)
+				})
 			},
 		},
 	}
