@@ -111,8 +111,6 @@ type Tree struct {
 	// Exclusive says that every descendant of this process belongs to the
 	// tree: toolkit runs one command per process.
 	Exclusive bool
-	// Exclude lists processes that are toolkit's own (a drain).
-	Exclude []int
 
 	self       int
 	leaderGone atomic.Bool
@@ -146,7 +144,7 @@ func (t *Tree) members(procs map[int]Info) []int {
 	in := make(map[int]bool)
 	var queue []int
 	add := func(pid int) {
-		if !in[pid] && pid != t.self && !t.excluded(pid) {
+		if !in[pid] && pid != t.self {
 			in[pid] = true
 			queue = append(queue, pid)
 		}
@@ -190,15 +188,6 @@ func (t *Tree) members(procs map[int]Info) []int {
 		}
 	}
 	return out
-}
-
-func (t *Tree) excluded(pid int) bool {
-	for _, e := range t.Exclude {
-		if e == pid {
-			return true
-		}
-	}
-	return false
 }
 
 func hasEnv(pid int, entry string) bool {
