@@ -70,8 +70,12 @@ type Cleaner struct {
 
 // Write cleans p and returns the text that is final: everything up to the
 // last line end, or more when the unfinished line is longer than MaxPending.
-// The returned slice is valid until the next call.
+// The returned slice is valid until the next call, and may be p itself.
 func (c *Cleaner) Write(p []byte) []byte {
+	if c.Raw && c.ncarry == 0 && c.pending == 0 && utf8.Valid(p) {
+		// Raw text that is valid UTF-8 is final as it is: no copy.
+		return p
+	}
 	// Move the held-back line to the front; what was returned last time is gone.
 	if c.pending < len(c.out) {
 		n := copy(c.out, c.out[len(c.out)-c.pending:])
