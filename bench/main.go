@@ -176,7 +176,7 @@ func main() {
 				}
 			}
 		}
-		if err := writeMarkdown(*md, rows, env.notes, gb); err != nil {
+		if err := writeMarkdown(*md, dir, rows, env.notes, gb); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -199,7 +199,12 @@ func printRow(w io.Writer, r row) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func writeMarkdown(path string, rows []row, notes, gobench []string) error {
+func writeMarkdown(path, dir string, rows []row, notes, gobench []string) error {
+	// Commands as a reader can run them: the work directory as $WORK, and
+	// pipes escaped for the table.
+	cell := func(s string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(s, dir, "$WORK"), "|", "\\|")
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -226,7 +231,7 @@ func writeMarkdown(path string, rows []row, notes, gobench []string) error {
 			verdict = map[bool]string{true: " (met)", false: " (**missed**)"}[met]
 		}
 		fmt.Fprintf(w, "| %s | `%s` | %.1f | %.1f | %.2f | %.1f MiB | %s%s |\n",
-			r.c.name, strings.Join(r.c.base, " "), ms(r.base.wall), ms(r.tool.wall), r.ratio(), float64(r.tool.rss)/1024, r.c.target, verdict)
+			r.c.name, cell(strings.Join(r.c.base, " ")), ms(r.base.wall), ms(r.tool.wall), r.ratio(), float64(r.tool.rss)/1024, r.c.target, verdict)
 	}
 	if len(gobench) > 0 {
 		fmt.Fprintf(w, "\n## Go benchmarks (testing.B)\n\nThe cleaner's target: ≥ 1 GB/s on text with no escapes (`BenchmarkClean/plain`).\n\n```\n%s\n```\n", strings.Join(gobench, "\n"))
@@ -234,7 +239,7 @@ func writeMarkdown(path string, rows []row, notes, gobench []string) error {
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\n## Other figures\n\n")
 		for _, n := range notes {
-			fmt.Fprintf(w, "- %s\n", n)
+			fmt.Fprintf(w, "- %s\n", strings.ReplaceAll(n, dir, "$WORK"))
 		}
 	}
 	return w.Flush()
