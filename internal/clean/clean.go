@@ -29,12 +29,17 @@ package clean
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 )
 
 // MaxPending is how much of an unfinished line is held back. Past it, the
 // line so far is passed on, and a later "\r" erases only what came after.
 const MaxPending = 64 << 10
+
+// slack is the room kept in the buffer past a write's bytes: a carried
+// character, and csiRun's whole-window stores.
+const slack = 64
 
 // maxString bounds an OSC/DCS/… string before it is abandoned.
 const maxString = 4096
@@ -81,8 +86,8 @@ func (c *Cleaner) Write(p []byte) []byte {
 		n := copy(c.out, c.out[len(c.out)-c.pending:])
 		c.out = c.out[:n]
 	}
-	if cap(c.out) < len(c.out)+len(p)+utf8.UTFMax {
-		grown := make([]byte, len(c.out), max(2*cap(c.out), len(c.out)+len(p)+utf8.UTFMax))
+	if cap(c.out) < len(c.out)+len(p)+slack {
+		grown := make([]byte, len(c.out), max(2*cap(c.out), len(c.out)+len(p)+slack))
 		copy(grown, c.out)
 		c.out = grown
 	}
@@ -307,6 +312,17 @@ func (c *Cleaner) clean(p []byte) {
 	i := 0
 	for i < len(p) {
 		if c.st == ground {
+			if haveCSI && !c.erase && len(p)-i >= 64 {
+				// With AVX-512, runs of text and colours are copied 64 bytes
+				// at a time, up to a byte to look at here.
+				c.out = slices.Grow(c.out, len(p)-i+slack)
+				n, w := csiRun(c.out[len(c.out):cap(c.out)], p[i:])
+				if n > 0 {
+					c.out = c.out[:len(c.out)+w]
+					i += n
+					continue
+				}
+			}
 			var n int
 			if haveSpecials {
 				for j := i; ; {

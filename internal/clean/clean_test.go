@@ -197,6 +197,15 @@ func FuzzClean(f *testing.F) {
 		if whole != split {
 			t.Fatalf("clean(%q) = %q whole but %q split at %d, %d", in, whole, split, a%64, b%64)
 		}
+		// The vector paths agree with the byte-at-a-time one, also on the
+		// input repeated past a few of their 64-byte windows.
+		long := bytes.Repeat(in, 1+256/(len(in)+1))
+		for _, x := range [][]byte{in, long} {
+			got := cleanAll(raw, x, int(a%256))
+			if want := scalar(func() string { return cleanAll(raw, x, int(a%256)) }); got != want {
+				t.Fatalf("clean(%q) = %q, but %q byte at a time", x, got, want)
+			}
+		}
 		if !utf8.ValidString(whole) {
 			t.Fatalf("clean(%q) = %q is not valid UTF-8", in, whole)
 		}
@@ -235,6 +244,9 @@ func TestRandomChunking(t *testing.T) {
 		}
 		in := []byte(b.String())
 		whole := cleanAll(false, in)
+		if want := scalar(func() string { return cleanAll(false, in) }); whole != want {
+			t.Fatalf("clean(%q) = %q, but %q byte at a time", in, whole, want)
+		}
 		var chunks []int
 		for range 5 {
 			chunks = append(chunks, rng.IntN(20))
@@ -282,5 +294,38 @@ func TestEraseIntoHeldBack(t *testing.T) {
 	}
 	if got := string(c.Flush()); got != "Y" {
 		t.Fatalf("flush returned %q", got)
+	}
+}
+
+// scalar runs f with the vector paths turned off: the byte-at-a-time cleaner
+// is the reference they must agree with.
+func scalar(f func() string) string {
+	specials, csi := haveSpecials, haveCSI
+	haveSpecials, haveCSI = false, false
+	defer func() { haveSpecials, haveCSI = specials, csi }()
+	return f()
+}
+
+// TestVectorsAgree puts sequences that end, break off or straddle a window
+// at every offset across the vector paths' 64-byte windows, and checks the
+// text is the byte-at-a-time cleaner's.
+func TestVectorsAgree(t *testing.T) {
+	if !haveCSI {
+		t.Log("no AVX-512 VBMI2 here: csiRun is not checked, only the AVX2 scan")
+	}
+	seqs := []string{
+		"\x1b[m", "\x1b[31m", "\x1b[1;38;5;196m", "\x1b[?25l", "\x1b[ q", "\x1b[12\n", "\x1b[1\x7f", "\x1b[1\x1bm",
+		"\x1b[1é", "\x1b]0;t\x07", "\x1b(B", "\x1b\x1b[2m", "\x1b", "\r\x1b[K", "é", "\xff", "\r\n", "\x1b[" + strings.Repeat("1;", 40) + "m",
+	}
+	for _, seq := range seqs {
+		for k := range 140 {
+			in := []byte(strings.Repeat("a", k) + seq + strings.Repeat("b", 70) + seq + "c\x1b[0mdone\n" + seq)
+			for _, chunk := range []int{len(in), 64, 7} {
+				got := cleanAll(false, in, chunk, chunk)
+				if want := scalar(func() string { return cleanAll(false, in, chunk, chunk) }); got != want {
+					t.Fatalf("clean(%q) in chunks of %d = %q, but %q byte at a time", in, chunk, got, want)
+				}
+			}
+		}
 	}
 }
