@@ -157,19 +157,28 @@ func (l *lockedWriter) track(msg jsonrpc.Message) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if req.ID.IsValid() {
-		id, _ := json.Marshal(req.ID.Raw())
-		l.open[string(id)] = true
+		l.open[idKey(req.ID)] = true
 		return
 	}
 	if req.Method == "notifications/cancelled" {
+		// The id as the SDK reads it: 3.0 is the request 3, "\u0041" is "A".
 		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
+			RequestID any `json:"requestId"`
 		}
-		if json.Unmarshal(req.Params, &p) == nil {
-			delete(l.open, string(p.RequestID))
+		if json.Unmarshal(req.Params, &p) != nil {
+			return
+		}
+		if id, err := jsonrpc.MakeID(p.RequestID); err == nil && id.IsValid() {
+			delete(l.open, idKey(id))
 			l.cond.Broadcast()
 		}
 	}
+}
+
+// idKey is an id as the SDK writes it in a response.
+func idKey(id jsonrpc.ID) string {
+	b, _ := json.Marshal(id.Raw())
+	return string(b)
 }
 
 // waitAnswered waits until every request passed on has had its response.

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"toolkit/internal/proc"
@@ -278,6 +280,69 @@ func TestFilter(t *testing.T) {
 	if passed, err := io.ReadAll(f); err != nil || !strings.Contains(string(passed), `"id":3`) {
 		t.Fatalf("after a long line: %q, %v", passed, err)
 	}
+
+	// A cancellation may name its request in another form of the same id.
+	for _, c := range []struct{ id, cancelled string }{{"4", "4.0"}, {`"A"`, `"\u0041"`}, {"5", "5e0"}, {"6.5", "6.5"}} {
+		in = `{"jsonrpc":"2.0","id":` + c.id + `,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + c.cancelled + `}}` + "\n"
+		f = newFilter(nopCloser{strings.NewReader(in)}, &lockedWriter{w: &out}, 1<<20)
+		done := make(chan error, 1)
+		go func() { _, err := io.ReadAll(f); done <- err }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("request %s cancelled as %s: %v", c.id, c.cancelled, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("request %s cancelled as %s: the end of the input waits for an answer that will not come", c.id, c.cancelled)
+		}
+	}
+}
+
+// FuzzFilter feeds the filter any bytes, answering every request it passes
+// on as the SDK would: what it passes on is only well-formed messages, it
+// never panics, and it comes to the end of the input.
+func FuzzFilter(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		"not json\n{}\n[1]\n" + `{"jsonrpc":"2.0","id":"x","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.0}}`,
+		`{"jsonrpc":"2.0","id":2.5,"result":{}}` + "\n\n  \n" + `{"jsonrpc":"2.0","id":null,"method":"x"}`,
+		strings.Repeat("{", 300),
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var out strings.Builder
+		w := &lockedWriter{w: &out}
+		fl := newFilter(nopCloser{strings.NewReader(string(in))}, w, 4096)
+		done := make(chan error, 1)
+		go func() {
+			r := bufio.NewReader(fl)
+			for {
+				line, err := r.ReadBytes('\n')
+				if err != nil {
+					done <- nil
+					return
+				}
+				msg, err := jsonrpc.DecodeMessage(line)
+				if err != nil {
+					done <- fmt.Errorf("passed on %q: %v", line, err)
+					return
+				}
+				if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+					_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idKey(req.ID) + `,"result":{}}` + "\n"))
+				}
+			}
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no end of the input for %q", in)
+		}
+	})
 }
 
 type nopCloser struct{ *strings.Reader }
