@@ -27,6 +27,7 @@
 package clean
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"slices"
@@ -245,9 +246,25 @@ func text(p []byte) int {
 	return i
 }
 
-// lastNewline is bytes.LastIndexByte(p, '\n'), eight bytes at a time: the
-// standard library's goes a byte at a time, and a long line is scanned whole.
+// lastNewline is bytes.LastIndexByte(p, '\n'), whose standard version goes
+// a byte at a time, and a line with no end is scanned whole: it looks at 4 KiB
+// windows from the end, asks the vectorised bytes.IndexByte whether a window
+// holds a line end at all, and looks for the last one only in the window
+// that does.
 func lastNewline(p []byte) int {
+	const window = 4 << 10
+	for end := len(p); end > 0; {
+		start := max(0, end-window)
+		if bytes.IndexByte(p[start:end], '\n') >= 0 {
+			return start + lastNewlineSWAR(p[start:end])
+		}
+		end = start
+	}
+	return -1
+}
+
+// lastNewlineSWAR is lastNewline eight bytes at a time.
+func lastNewlineSWAR(p []byte) int {
 	i := len(p)
 	for ; i >= 8; i -= 8 {
 		w := binary.LittleEndian.Uint64(p[i-8:]) ^ (lo8 * '\n')

@@ -329,3 +329,22 @@ func TestVectorsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestLastNewline checks the windowed search against the standard one, with
+// line ends at and around its 4 KiB window boundaries and its 8-byte words.
+func TestLastNewline(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 4095, 4096, 4097, 8192, 10000} {
+		for _, at := range []int{-1, 0, 1, 7, 8, n / 2, n - 4097, n - 4096, n - 4095, n - 9, n - 8, n - 1} {
+			p := bytes.Repeat([]byte("x"), n)
+			if at >= 0 && at < n {
+				p[at] = '\n'
+				if at > 3 {
+					p[at/3] = '\n' // an earlier one, which must not be the answer
+				}
+			}
+			if got, want := lastNewline(p), bytes.LastIndexByte(p, '\n'); got != want {
+				t.Fatalf("lastNewline of %d bytes with a line end at %d = %d, want %d", n, at, got, want)
+			}
+		}
+	}
+}
