@@ -99,3 +99,59 @@ SPLAT(bytX, 0x7878787878787878)
 SPLAT(bytC, 0x6363636363636363)
 SPLAT(bytI, 0x6969696969696969)
 SPLAT(bytN, 0x6e6e6e6e6e6e6e6e)
+
+// func anchorsAVX512(b []byte, t *[3][128]byte) int
+//
+// anchorsAVX2 64 bytes at a time, by table: t[k][c] has bit a set when the
+// ASCII byte c is the k-th letter of anchor a (either case). Each byte and
+// the two after it are looked up, and an anchor starts where the three
+// lookups share a bit. Bytes of 0x80 or more look up nothing. It returns the
+// offset of the first 64-byte block that holds a start, or -1, looking only
+// at blocks whose windows fit in b: the caller scans the last len(b)%64+2
+// bytes itself.
+TEXT ·anchorsAVX512(SB), NOSPLIT, $0-40
+	MOVQ b_base+0(FP), SI
+	MOVQ b_len+8(FP), CX
+	MOVQ t+24(FP), DX
+	XORQ AX, AX
+	VMOVDQU64 0(DX), Z10
+	VMOVDQU64 64(DX), Z11
+	VMOVDQU64 128(DX), Z12
+	VMOVDQU64 192(DX), Z13
+	VMOVDQU64 256(DX), Z14
+	VMOVDQU64 320(DX), Z15
+
+loop512:
+	MOVQ CX, BX
+	SUBQ AX, BX
+	CMPQ BX, $66
+	JLT  none512
+
+	VMOVDQU8 (SI)(AX*1), Z0
+	VMOVDQU8 1(SI)(AX*1), Z1
+	VMOVDQU8 2(SI)(AX*1), Z2
+	VPMOVB2M Z0, K1
+	VPMOVB2M Z1, K2
+	VPMOVB2M Z2, K3
+	KNOTQ    K1, K1
+	KNOTQ    K2, K2
+	KNOTQ    K3, K3
+	VPERMI2B.Z Z11, Z10, K1, Z0 // the first letters' table
+	VPERMI2B.Z Z13, Z12, K2, Z1 // the second
+	VPERMI2B.Z Z15, Z14, K3, Z2 // the third
+	VPTERNLOGD $0x80, Z2, Z1, Z0 // Z0 & Z1 & Z2
+	VPTESTMB   Z0, Z0, K4
+	KORTESTQ   K4, K4
+	JNZ        found512
+	ADDQ       $64, AX
+	JMP        loop512
+
+found512:
+	VZEROUPPER
+	MOVQ AX, ret+32(FP)
+	RET
+
+none512:
+	VZEROUPPER
+	MOVQ $-1, ret+32(FP)
+	RET

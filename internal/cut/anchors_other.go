@@ -2,4 +2,7 @@
 
 package cut
 
-func anchors([]byte) int { return -2 }
+// Variables, as on amd64, for the tests.
+var haveAVX2, haveAVX512 = false, false
+
+func anchors([]byte) (off, size int) { return -2, 0 }

@@ -324,23 +324,49 @@ func TestHasFailureWays(t *testing.T) {
 		}
 		in := []byte(b.String())
 		want := refHasFailure(in)
-		if got := hasFailure(in); got != want {
-			t.Fatalf("hasFailure(%q) = %v, want %v", in, got, want)
-		}
+		eachWay(func(way string) {
+			if got := hasFailure(in); got != want {
+				t.Fatalf("hasFailure(%q) = %v with %s, want %v", in, got, way, want)
+			}
+		})
 		if got := hasFailureScalar(in); got != want {
 			t.Fatalf("hasFailureScalar(%q) = %v, want %v", in, got, want)
 		}
 	}
-	// A word at every offset of a long plain run, in each case.
-	for _, w := range []string{"error", "FAIL", "Fatal", "pAnIc", "Exception", "TRACEBACK"} {
-		for off := 0; off < 100; off++ {
+	// A word at every offset of a long plain run, across several blocks of
+	// either size, in each case; and its anchor alone is no word.
+	for _, w := range []string{"error", "FAIL", "Fatal", "pAnIc", "Exception", "TRACEBACK", "é-error", "\xffFAIL"} {
+		for off := 0; off < 200; off++ {
 			in := append(bytes.Repeat([]byte("-"), off), w...)
-			in = append(in, bytes.Repeat([]byte("-"), 100-off)...)
-			if !hasFailure(in) || !hasFailureScalar(in) {
-				t.Fatalf("%q at offset %d not found", w, off)
-			}
+			in = append(in, bytes.Repeat([]byte("-"), 200-off)...)
+			near := append(bytes.Repeat([]byte("-"), off), w[:len(w)-1]...)
+			near = append(near, bytes.Repeat([]byte("-"), 200-off)...)
+			eachWay(func(way string) {
+				if !hasFailure(in) || !hasFailureScalar(in) {
+					t.Fatalf("%q at offset %d not found with %s", w, off, way)
+				}
+				if hasFailure(near) != refHasFailure(near) {
+					t.Fatalf("%q at offset %d: found with %s", near, off, way)
+				}
+			})
 		}
 	}
+}
+
+// eachWay runs f with each way of finding anchors this processor has, the
+// fastest first, and then with none.
+func eachWay(f func(way string)) {
+	saved512, saved2 := haveAVX512, haveAVX2
+	defer func() { haveAVX512, haveAVX2 = saved512, saved2 }()
+	if haveAVX512 {
+		f("AVX-512")
+		haveAVX512 = false
+	}
+	if haveAVX2 {
+		f("AVX2")
+		haveAVX2 = false
+	}
+	f("no vectors")
 }
 
 // FuzzHasFailure: the fast way, the portable way and the reference agree.
@@ -349,8 +375,13 @@ func FuzzHasFailure(f *testing.F) {
 	f.Add([]byte("traceback"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		want := refHasFailure(in)
-		if hasFailure(in) != want || hasFailureScalar(in) != want {
-			t.Fatalf("%q: fast %v, scalar %v, want %v", in, hasFailure(in), hasFailureScalar(in), want)
+		eachWay(func(way string) {
+			if hasFailure(in) != want {
+				t.Fatalf("%q: %v with %s, want %v", in, !want, way, want)
+			}
+		})
+		if hasFailureScalar(in) != want {
+			t.Fatalf("%q: scalar %v, want %v", in, !want, want)
 		}
 	})
 }

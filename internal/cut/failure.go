@@ -91,13 +91,13 @@ func hasFailureScalar(b []byte) bool {
 
 // hasFailureAnchored finds failure words from where they can start: every
 // word begins with one of six three-letter anchors, which anchors looks for
-// 32 bytes at a time; the exact match runs only on a block that has one.
+// 64 or 32 bytes at a time; the exact match runs only on a block that has one.
 // It reports ok false when anchors cannot run here.
 func hasFailureAnchored(b []byte) (found, ok bool) {
 	pos := 0
 	for {
 		rest := b[pos:]
-		off := anchors(rest)
+		off, size := anchors(rest)
 		switch {
 		case off == -2:
 			return false, false
@@ -105,18 +105,21 @@ func hasFailureAnchored(b []byte) (found, ok bool) {
 			// The blocks anchors looked at hold no anchor; the starts it
 			// left to the caller are at the end.
 			i := 0
-			for len(rest)-i >= 34 {
-				i += 32
+			for len(rest)-i >= size+2 {
+				i += size
 			}
 			return match(rest[i:], 0) != 0, true
 		}
-		block := rest[off:min(len(rest), off+32+maxWord-1)]
+		block := rest[off:min(len(rest), off+size+maxWord-1)]
 		if match(block, 0) != 0 {
 			return true, true
 		}
-		pos += off + 32
+		pos += off + size
 	}
 }
+
+// anchorWords are the three letters every failure word starts with.
+var anchorWords = []string{"err", "exc", "fai", "fat", "pan", "tra"}
 
 // match runs the shift-and match over b from state d and returns the final
 // bits it reached.
