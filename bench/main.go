@@ -74,6 +74,7 @@ type comparison struct {
 	target      string  // what the target says, for the report
 	limit       float64 // the largest ratio the target allows (0: none)
 	setup       func() error
+	before      func() error // before each run of either side, so both start alike
 	cleanup     func()
 }
 
@@ -91,9 +92,21 @@ func (c comparison) measure() (row, error) {
 		}
 	}
 	var base, tool []measure
+	before := func() error {
+		if c.before == nil {
+			return nil
+		}
+		return c.before()
+	}
 	for i := 0; i < c.runs; i++ {
+		if err := before(); err != nil {
+			return row{}, err
+		}
 		b, err := run(c.base, c.stdin, nil)
 		if err != nil {
+			return row{}, err
+		}
+		if err := before(); err != nil {
 			return row{}, err
 		}
 		t, err := run(c.tool, c.stdin, nil)
