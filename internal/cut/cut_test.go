@@ -346,7 +346,7 @@ func TestHasFailureWays(t *testing.T) {
 					t.Fatalf("%q at offset %d not found with %s", w, off, way)
 				}
 				if hasFailure(near) != refHasFailure(near) {
-					t.Fatalf("%q at offset %d: found with %s", near, off, way)
+					t.Fatalf("%q at offset %d: %s and the reference disagree", near, off, way)
 				}
 			})
 		}
