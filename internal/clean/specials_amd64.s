@@ -60,6 +60,9 @@ GLOBL cr<>(SB), RODATA|NOPTR, $32
 // The last start below h whose end is not below h straddles h: the window
 // stops at that start instead. Then the bits from each start to its end,
 // (Z - G) | Z, are left out of the h bytes.
+// SPLAT fills z with the byte imm.
+#define SPLAT(imm, z) MOVL imm, AX; VPBROADCASTB AX, z
+
 TEXT ·csiAVX512(SB), NOSPLIT, $0-64
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_cap+16(FP), R8
@@ -68,14 +71,14 @@ TEXT ·csiAVX512(SB), NOSPLIT, $0-64
 	XORQ R10, R10 // n
 	XORQ R11, R11 // w
 
-	VPBROADCASTB esc<>(SB), Z20
-	VPBROADCASTB bracket<>(SB), Z21
-	VPBROADCASTB cr<>(SB), Z22
-	VPBROADCASTB xe0<>(SB), Z23
-	VPBROADCASTB x20<>(SB), Z24
-	VPBROADCASTB xc0<>(SB), Z25
-	VPBROADCASTB x40<>(SB), Z26
-	VPBROADCASTB x7f<>(SB), Z27
+	SPLAT($0x1b, Z20) // ESC
+	SPLAT($0x5b, Z21) // [
+	SPLAT($0x0d, Z22) // CR
+	SPLAT($0xe0, Z23)
+	SPLAT($0x20, Z24)
+	SPLAT($0xc0, Z25)
+	SPLAT($0x40, Z26)
+	SPLAT($0x7f, Z27) // DEL
 	MOVQ $0x3fffffffffffffff, R15
 
 loop:
@@ -166,16 +169,3 @@ done:
 	MOVQ R10, n+48(FP)
 	MOVQ R11, w+56(FP)
 	RET
-
-DATA bracket<>+0x00(SB)/1, $0x5b
-GLOBL bracket<>(SB), RODATA|NOPTR, $1
-DATA xe0<>+0x00(SB)/1, $0xe0
-GLOBL xe0<>(SB), RODATA|NOPTR, $1
-DATA x20<>+0x00(SB)/1, $0x20
-GLOBL x20<>(SB), RODATA|NOPTR, $1
-DATA xc0<>+0x00(SB)/1, $0xc0
-GLOBL xc0<>(SB), RODATA|NOPTR, $1
-DATA x40<>+0x00(SB)/1, $0x40
-GLOBL x40<>(SB), RODATA|NOPTR, $1
-DATA x7f<>+0x00(SB)/1, $0x7f
-GLOBL x7f<>(SB), RODATA|NOPTR, $1
