@@ -7,7 +7,6 @@ import (
 
 	"toolkit/internal/clean"
 	"toolkit/internal/cut"
-	"toolkit/internal/tempfile"
 )
 
 // output is where the command's output goes as it arrives: the spill keeps
@@ -31,9 +30,18 @@ func newOutput(h Options) *output {
 	return &output{
 		clean: clean.Cleaner{Raw: h.Raw},
 		cut:   cut.New(h.MaxOutput),
-		spill: spill{dir: dir, hold: min(h.MaxOutput, spillHold), mem: make([]byte, 0, min(h.MaxOutput, spillHold)), max: h.MaxSpill},
+		spill: newSpill(dir, h.MaxOutput, h.MaxSpill),
 		live:  h.Live,
 	}
+}
+
+// buffer returns where the next read should go: buf, or the spill's block
+// when the spill can take the bytes where they land.
+func (o *output) buffer(buf []byte) []byte {
+	if b := o.spill.room(); len(b) > 0 {
+		return b[:min(len(b), len(buf))]
+	}
+	return buf
 }
 
 func (o *output) write(raw []byte) {
@@ -72,107 +80,6 @@ func (o *output) finish(b *strings.Builder) result {
 	r.spillPath = o.spill.keep()
 	assemble(b, r.cut, o.spill.where())
 	return r
-}
-
-// spillHold is the most raw output kept in memory before the spill file is
-// made. It is small rather than the whole limit: the cutter holds the text
-// already, and fresh memory costs more to touch than a file costs to write
-// (a page fault took about 10 µs on the virtual machines this was measured on).
-const spillHold = 64 << 10
-
-// spill keeps the raw output in a file, but only when the text is cut: the
-// first hold bytes wait in memory, and the file is made when more come (and
-// removed again if there was no cut after all). It stops at max bytes.
-type spill struct {
-	dir  string
-	max  int64
-	hold int
-	mem  []byte
-	f    *os.File
-	size int64
-	over bool // the output went on past max
-	err  error
-	path string
-}
-
-func (s *spill) write(p []byte) {
-	if s.err != nil || s.over {
-		return
-	}
-	if s.f == nil {
-		if len(s.mem)+len(p) <= s.hold {
-			s.mem = append(s.mem, p...)
-			return
-		}
-		if !s.open() {
-			return
-		}
-	}
-	s.put(p)
-}
-
-func (s *spill) open() bool {
-	f, err := tempfile.Create(s.dir, "toolkit-shell-", ".log")
-	if err != nil {
-		s.err = err
-		s.mem = nil
-		return false
-	}
-	s.f, s.path = f, f.Name()
-	s.put(s.mem)
-	s.mem = nil
-	return s.err == nil
-}
-
-func (s *spill) put(p []byte) {
-	if room := s.max - s.size; int64(len(p)) > room {
-		p = p[:room]
-		s.over = true
-	}
-	n, err := s.f.Write(p)
-	s.size += int64(n)
-	if err != nil {
-		s.err = err
-		return
-	}
-	if s.over {
-		_, _ = fmt.Fprintf(s.f, "\n[toolkit: the output went on; this file keeps its first %d bytes]\n", s.max)
-	}
-}
-
-// keep makes sure the file holds the output, closes it, and returns its path.
-func (s *spill) keep() string {
-	if s.f == nil && s.err == nil {
-		s.open()
-	}
-	if s.f != nil {
-		if err := s.f.Close(); err != nil && s.err == nil {
-			s.err = err
-		}
-	}
-	return s.path
-}
-
-// discard removes the file, if one was made.
-func (s *spill) discard() {
-	if s.f != nil {
-		s.f.Close()
-		os.Remove(s.path)
-	}
-	s.mem = nil
-}
-
-// where says where the whole output is, for the cut line.
-func (s *spill) where() string {
-	switch {
-	case s.path == "":
-		return "the whole output could not be kept: " + errText(s.err)
-	case s.err != nil:
-		return fmt.Sprintf("the output could not all be kept (%s); its first %d bytes are in %s", errText(s.err), s.size, s.path)
-	case s.over:
-		return fmt.Sprintf("the first %s of the output is in %s", size(s.max), s.path)
-	}
-	return "the whole output is in " + s.path
 }
 
 func errText(err error) string {

@@ -321,9 +321,10 @@ func (rd *reader) run() {
 	defer close(rd.done)
 	buf := make([]byte, blockSize)
 	for {
-		n, err := rd.f.Read(buf)
+		b := rd.out.buffer(buf)
+		n, err := rd.f.Read(b)
 		if n > 0 {
-			rd.out.write(buf[:n])
+			rd.out.write(b[:n])
 			rd.last.Store(time.Now().UnixNano())
 		}
 		if err != nil {

@@ -64,7 +64,8 @@ type Options struct {
 	// Limits are the time limits other than the timeout.
 	Limits Limits
 	// Live, when set, receives the text as it comes, in pieces that never
-	// split a UTF-8 character.
+	// split a UTF-8 character. A piece is only valid during the call: Live
+	// copies what it keeps.
 	Live func(text []byte)
 	// Signals, when set, carries the signals toolkit received: each stops the
 	// command, and the outcome so far is returned.
