@@ -82,6 +82,9 @@ func (c *Cleaner) Write(p []byte) []byte {
 		// Raw text that is valid UTF-8 is final as it is: no copy.
 		return p
 	}
+	if haveSpecials && !c.Raw && c.st == ground && !c.erase && c.ncarry == 0 && plainLong(p) == len(p) {
+		return c.plainWrite(p)
+	}
 	// Move the held-back line to the front; what was returned last time is gone.
 	if c.pending < len(c.out) {
 		n := copy(c.out, c.out[len(c.out)-c.pending:])
@@ -104,6 +107,35 @@ func (c *Cleaner) Write(p []byte) []byte {
 		c.clean(p)
 	}
 	return c.split(c.low)
+}
+
+// plainWrite is Write for a p with nothing to clean, in the ground state:
+// the text is p as it is, with the line held back before it, and the
+// unfinished line at its end held back in turn. With nothing held back, the
+// text is p itself, and only that unfinished line is copied.
+func (c *Cleaner) plainWrite(p []byte) []byte {
+	// final: how much of p is final text. As split does, a line is held
+	// back while it is at most MaxPending bytes long.
+	final := len(p)
+	if i := lastNewline(p); i >= 0 {
+		if len(p)-i-1 <= MaxPending {
+			final = i + 1
+		}
+	} else if c.pending+len(p) <= MaxPending {
+		final = 0
+	}
+	if c.pending == 0 {
+		c.out = append(c.out[:0], p[final:]...)
+		c.pending = len(c.out)
+		return p[:final]
+	}
+	n := copy(c.out, c.out[len(c.out)-c.pending:])
+	c.out = append(c.out[:n], p...)
+	c.pending = len(p) - final
+	if final == 0 {
+		c.pending = len(c.out)
+	}
+	return c.out[:len(c.out)-c.pending]
 }
 
 // Flush returns the rest of the text at the end of the stream: the unfinished

@@ -348,3 +348,68 @@ func TestLastNewline(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainAgrees checks the vector scan for ESC, CR and bytes ≥ 0x80
+// against plain, with one such byte at every offset around its 64-byte
+// blocks, and none.
+func TestPlainAgrees(t *testing.T) {
+	if !haveSpecials {
+		t.Skip("no AVX2 here")
+	}
+	for n := range 200 {
+		for at := -1; at < n; at++ {
+			for _, b := range []byte{0x1b, '\r', 0x80, 0xff} {
+				p := bytes.Repeat([]byte("a\n\x00\x7f"), n/4+1)[:n]
+				if at >= 0 {
+					p[at] = b
+				}
+				if got, want := plainAVX2(p), plain(p); got != want {
+					t.Fatalf("plainAVX2 of %d bytes with %#x at %d = %d, want %d", n, b, at, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPlainWriteAgrees: writes with nothing to clean skip the cleaning,
+// and give the text the byte-at-a-time cleaner gives, whatever the lines'
+// lengths around MaxPending, what is held back, and the writes' sizes.
+func TestPlainWriteAgrees(t *testing.T) {
+	var b strings.Builder
+	for _, n := range []int{0, 1, 100, MaxPending - 1, MaxPending, MaxPending + 1, 3 * MaxPending, 5} {
+		b.WriteString(strings.Repeat("z", n))
+		b.WriteByte('\n')
+	}
+	b.WriteString(strings.Repeat("y", MaxPending+3) + "50%\r100%\n" + strings.Repeat("x", 70000) + "\x1b[1mbold\x1b[0m" + strings.Repeat("w", 1000))
+	in := []byte(b.String())
+	// Each stream ends by going back over its last line: what was held back
+	// is erased, what was passed on stays, so the two must agree on which.
+	z := func(n int) string { return strings.Repeat("z", n) }
+	for _, writes := range [][]string{
+		{"a\n" + z(MaxPending)}, {"a\n" + z(MaxPending+1)}, {"a\n" + z(MaxPending-1)},
+		{z(MaxPending)}, {z(MaxPending + 1)}, {z(MaxPending - 10), z(10)}, {z(MaxPending - 10), z(11)},
+		{z(10), "b\n" + z(5)}, {z(10), "b\n" + z(MaxPending)}, {z(10), "b\n" + z(MaxPending+1)}, {z(10), z(20), "\n"},
+	} {
+		run := func() string {
+			c := &Cleaner{}
+			var out []byte
+			for _, w := range append(writes, "\rnew\n") {
+				out = append(out, c.Write([]byte(w))...)
+			}
+			return string(append(out, c.Flush()...))
+		}
+		if got, want := run(), scalar(run); got != want {
+			t.Fatalf("writes of %d bytes: %d bytes of text, but %d byte at a time", len(strings.Join(writes, "")), len(got), len(want))
+		}
+	}
+	for _, chunk := range []int{len(in), 1 << 16, 100000, 4096, 777} {
+		chunks := make([]int, 0, len(in)/chunk+1)
+		for range len(in)/chunk + 1 {
+			chunks = append(chunks, chunk)
+		}
+		got := cleanAll(false, in, chunks...)
+		if want := scalar(func() string { return cleanAll(false, in, chunks...) }); got != want {
+			t.Fatalf("in writes of %d: %d bytes of text, but %d byte at a time", chunk, len(got), len(want))
+		}
+	}
+}

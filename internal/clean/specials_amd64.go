@@ -6,6 +6,9 @@ import "golang.org/x/sys/cpu"
 func specialsAVX2(p []byte) uint64
 
 //go:noescape
+func plainAVX2(p []byte) int
+
+//go:noescape
 func csiAVX512(dst, src []byte) (n, w int)
 
 // haveSpecials says specials can run here; haveCSI, that csiRun can.
@@ -16,6 +19,15 @@ var (
 
 // specials is the mask of ESC, CR and bytes ≥ 0x80 among p[:64].
 func specials(p []byte) uint64 { return specialsAVX2(p) }
+
+// plainLong is plain for long runs: the length of the run at the start of p
+// without ESC, CR or bytes ≥ 0x80.
+func plainLong(p []byte) int {
+	if haveSpecials {
+		return plainAVX2(p)
+	}
+	return plain(p)
+}
 
 // csiRun copies src to dst[:cap(dst)] leaving out whole CSI sequences, 64
 // bytes at a time, up to the first byte to look at one by one, and returns

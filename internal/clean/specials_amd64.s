@@ -169,3 +169,62 @@ done:
 	MOVQ R10, n+48(FP)
 	MOVQ R11, w+56(FP)
 	RET
+
+// func plainAVX2(p []byte) int
+//
+// The length of the run at the start of p without ESC, CR or a byte of 0x80
+// or more, 64 bytes at a time, then a byte at a time for the last few.
+TEXT ·plainAVX2(SB), NOSPLIT, $0-32
+	MOVQ p_base+0(FP), SI
+	MOVQ p_len+8(FP), BX
+	XORQ AX, AX
+	VMOVDQU esc<>(SB), Y14
+	VMOVDQU cr<>(SB), Y15
+
+block:
+	LEAQ 64(AX), DX
+	CMPQ DX, BX
+	JHI  tail
+	VMOVDQU  (SI)(AX*1), Y0
+	VMOVDQU  32(SI)(AX*1), Y3
+	VPCMPEQB Y14, Y0, Y1
+	VPCMPEQB Y15, Y0, Y2
+	VPOR     Y1, Y2, Y1
+	VPOR     Y0, Y1, Y1
+	VPCMPEQB Y14, Y3, Y4
+	VPCMPEQB Y15, Y3, Y5
+	VPOR     Y4, Y5, Y4
+	VPOR     Y3, Y4, Y4
+	VPOR     Y1, Y4, Y6
+	VPMOVMSKB Y6, CX
+	TESTL    CX, CX
+	JNZ      found
+	MOVQ     DX, AX
+	JMP      block
+
+found:
+	VPMOVMSKB Y1, CX
+	VPMOVMSKB Y4, DX
+	SHLQ $32, DX
+	ORQ  DX, CX
+	BSFQ CX, CX
+	ADDQ CX, AX
+	JMP  done
+
+tail:
+	CMPQ AX, BX
+	JAE  done
+	MOVBLZX (SI)(AX*1), CX
+	CMPB CL, $0x1b
+	JEQ  done
+	CMPB CL, $0x0d
+	JEQ  done
+	TESTB $0x80, CL
+	JNE  done
+	INCQ AX
+	JMP  tail
+
+done:
+	VZEROUPPER
+	MOVQ AX, ret+24(FP)
+	RET
