@@ -39,9 +39,8 @@ type Cutter struct {
 	head  []byte
 	ring  []byte // the last half bytes of the text, circular
 	rpos  int    // where the oldest byte of ring is, once it is full
-	total int64  // bytes written
-	lines int64  // line ends written
-	last  byte   // the last byte written
+	total int64 // bytes written
+	last  byte  // the last byte written
 
 	mid        int64 // bytes moved to the middle so far
 	beforeRing byte  // the byte just before the ring's oldest one
@@ -64,7 +63,6 @@ func (c *Cutter) Write(p []byte) {
 		return
 	}
 	c.total += int64(len(p))
-	c.lines += int64(bytes.Count(p, nl))
 	c.last = p[len(p)-1]
 	if !c.cut {
 		if len(c.all)+len(p) <= c.limit {
@@ -165,12 +163,13 @@ type Result struct {
 
 // Result ends the stream and returns what was kept.
 func (c *Cutter) Result() Result {
-	r := Result{TotalBytes: c.total, TotalLines: c.lines}
+	r := Result{TotalBytes: c.total}
 	if c.total > 0 && c.last != '\n' {
-		r.TotalLines++
+		r.TotalLines++ // the unfinished last line
 	}
 	if !c.cut {
 		r.Head = c.all
+		r.TotalLines += int64(bytes.Count(c.all, nl))
 		r.HeadLines = r.TotalLines
 		return r
 	}
@@ -194,6 +193,10 @@ func (c *Cutter) Result() Result {
 	if r.TailPartial {
 		c.scanner.endPartial()
 	}
+	// The line ends are counted once each: the head's and the middle's by
+	// the scanner, which numbers the middle's lines, and the tail's here.
+	tailEnds := int64(bytes.Count(tail[start:], nl))
+	r.TotalLines += c.scanner.line - 1 + tailEnds
 	r.Cut = true
 	r.Head = c.head
 	r.Tail = tail[start:]
@@ -204,7 +207,7 @@ func (c *Cutter) Result() Result {
 	if r.HeadPartial {
 		r.HeadLines++
 	}
-	r.TailFirst = r.TotalLines - int64(bytes.Count(r.Tail, nl)) + 1
+	r.TailFirst = r.TotalLines - tailEnds + 1
 	if c.last != '\n' {
 		r.TailFirst--
 	}
