@@ -39,8 +39,8 @@ type Cutter struct {
 	head  []byte
 	ring  []byte // the last half bytes of the text, circular
 	rpos  int    // where the oldest byte of ring is, once it is full
-	total int64 // bytes written
-	last  byte  // the last byte written
+	total int64  // bytes written
+	last  byte   // the last byte written
 
 	mid        int64 // bytes moved to the middle so far
 	beforeRing byte  // the byte just before the ring's oldest one
