@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -223,4 +224,29 @@ func BenchmarkDecodeLargeString(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestReadSizes reads inputs of unknown size (from a pipe) across the move
+// from the heap to a mapping and across the mapping's populated steps,
+// in reads of an odd size, and gets every byte back.
+func TestReadSizes(t *testing.T) {
+	for _, n := range []int{0, 1, smallInput - 1, smallInput, smallInput + 1, populateStep + smallInput + 5, 2*populateStep + 3} {
+		in := bytes.Repeat([]byte("0123456789abcdef\n"), n/17+1)[:n]
+		got, err := Read(struct{ io.Reader }{&oddReader{in}})
+		if err != nil || !bytes.Equal(got, in) {
+			t.Fatalf("%d bytes: read %d bytes, error %v", n, len(got), err)
+		}
+	}
+}
+
+// oddReader returns at most 4099 bytes a read.
+type oddReader struct{ b []byte }
+
+func (r *oddReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 4099)], r.b)
+	r.b = r.b[n:]
+	return n, nil
 }
