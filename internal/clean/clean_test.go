@@ -201,6 +201,9 @@ func FuzzClean(f *testing.F) {
 		// input repeated past a few of their 64-byte windows.
 		long := bytes.Repeat(in, 1+256/(len(in)+1))
 		for _, x := range [][]byte{in, long} {
+			if haveSpecials && plainAVX2(x) != plain(x) {
+				t.Fatalf("plainAVX2(%q) = %d, plain says %d", x, plainAVX2(x), plain(x))
+			}
 			got := cleanAll(raw, x, int(a%256))
 			if want := scalar(func() string { return cleanAll(raw, x, int(a%256)) }); got != want {
 				t.Fatalf("clean(%q) = %q, but %q byte at a time", x, got, want)
