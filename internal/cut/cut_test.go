@@ -294,12 +294,19 @@ func BenchmarkCut(b *testing.B) {
 }
 
 func BenchmarkHasFailure(b *testing.B) {
-	chunk := bytes.Repeat([]byte("2026-12-02T10:00:00Z INFO request handled path=/api/v1/items status=200 dur=3ms\n"), 800)
-	b.SetBytes(int64(len(chunk)))
-	for b.Loop() {
-		if hasFailure(chunk) {
-			b.Fatal("found a failure")
-		}
+	for name, chunk := range map[string][]byte{
+		"log":    bytes.Repeat([]byte("2026-12-02T10:00:00Z INFO request handled path=/api/v1/items status=200 dur=3ms\n"), 800),
+		"digits": bytes.Repeat([]byte("1234567890 42.5 0x1f\n"), 3000),
+		"zeros":  make([]byte, 64<<10),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(chunk)))
+			for b.Loop() {
+				if hasFailure(chunk) {
+					b.Fatal("found a failure")
+				}
+			}
+		})
 	}
 }
 
