@@ -298,6 +298,7 @@ func BenchmarkHasFailure(b *testing.B) {
 		"log":    bytes.Repeat([]byte("2026-12-02T10:00:00Z INFO request handled path=/api/v1/items status=200 dur=3ms\n"), 800),
 		"digits": bytes.Repeat([]byte("1234567890 42.5 0x1f\n"), 3000),
 		"zeros":  make([]byte, 64<<10),
+		"cjk":    bytes.Repeat([]byte("エラーは起きていません。処理は正常に終了しました。ex\xe3\x81\x82\n"), 800),
 	} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(chunk)))
@@ -323,7 +324,7 @@ func refHasFailure(b []byte) bool {
 
 func TestHasFailureWays(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	parts := []string{"x", "y ", "\n", "ERR", "err", "or", "Fa", "il", "tal", "PAN", "ic", "exc", "eption", "TRA", "ceback", "é", "\x00", "\xff", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}
+	parts := []string{"x", "y ", "\n", "ERR", "err", "or", "Fa", "il", "tal", "PAN", "ic", "exc", "eption", "TRA", "ceback", "é", "\x00", "\xff", "あ", "\xe9\x9b\xbb", "\xf2", "\xe3", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}
 	for range 5000 {
 		var b strings.Builder
 		for range rng.IntN(80) {
