@@ -85,11 +85,7 @@ func (c *Cleaner) Write(p []byte) []byte {
 	if haveSpecials && !c.Raw && c.st == ground && !c.erase && c.ncarry == 0 && plainLong(p) == len(p) {
 		return c.plainWrite(p)
 	}
-	// Move the held-back line to the front; what was returned last time is gone.
-	if c.pending < len(c.out) {
-		n := copy(c.out, c.out[len(c.out)-c.pending:])
-		c.out = c.out[:n]
-	}
+	c.front()
 	if cap(c.out) < len(c.out)+len(p)+slack {
 		grown := make([]byte, len(c.out), max(2*cap(c.out), len(c.out)+len(p)+slack))
 		copy(grown, c.out)
@@ -129,8 +125,8 @@ func (c *Cleaner) plainWrite(p []byte) []byte {
 		c.pending = len(c.out)
 		return p[:final]
 	}
-	n := copy(c.out, c.out[len(c.out)-c.pending:])
-	c.out = append(c.out[:n], p...)
+	c.front()
+	c.out = append(c.out, p...)
 	c.pending = len(p) - final
 	if final == 0 {
 		c.pending = len(c.out)
@@ -138,14 +134,20 @@ func (c *Cleaner) plainWrite(p []byte) []byte {
 	return c.out[:len(c.out)-c.pending]
 }
 
-// Flush returns the rest of the text at the end of the stream: the unfinished
-// line, and U+FFFD for an incomplete character. A lone ESC or an unfinished
-// sequence at the end is dropped.
-func (c *Cleaner) Flush() []byte {
+// front moves the held-back line to the front of out: what was returned
+// last time is gone.
+func (c *Cleaner) front() {
 	if c.pending < len(c.out) {
 		n := copy(c.out, c.out[len(c.out)-c.pending:])
 		c.out = c.out[:n]
 	}
+}
+
+// Flush returns the rest of the text at the end of the stream: the unfinished
+// line, and U+FFFD for an incomplete character. A lone ESC or an unfinished
+// sequence at the end is dropped.
+func (c *Cleaner) Flush() []byte {
+	c.front()
 	for range c.ncarry {
 		c.visible()
 		c.out = append(c.out, "\uFFFD"...)
