@@ -183,7 +183,7 @@ func (s *spill) joinDirect() {
 	select {
 	case <-d.done:
 	case <-t.C:
-		s.fail(fmt.Errorf("the disk took more than %v to write %s", s.joinWait, size(directBlock)), d.sentOff)
+		s.fail(fmt.Errorf("the disk took more than %v to write %s", s.joinWait, size(directBlock)), d.written.Load())
 		return // the block may still be on its way: its memory stays
 	}
 	if d.err != nil {
@@ -284,15 +284,15 @@ type direct struct {
 	mem      []byte   // the two blocks, page-aligned as O_DIRECT needs them
 
 	// The reader's side.
-	cur     []byte // the block being filled
+	cur     []byte // the block being filled; nil when the writer kept both
 	off     int64  // where cur goes in the file
-	sentOff int64  // where the last block sent goes
 	stopped bool   // todo is closed
 
 	todo chan block
 	free chan []byte
 	done chan struct{}
-	slow atomic.Bool // the writer says: send nothing more
+	slow    atomic.Bool  // the writer says: send nothing more
+	written atomic.Int64 // the file holds the output up to here
 
 	// The writer's side, read once done is closed.
 	err   error
@@ -312,8 +312,9 @@ func newDirect(f directFile, fallback *os.File, off int64) (*direct, error) {
 	d := &direct{
 		f: f, fallback: fallback, mem: mem,
 		cur: mem[:0:directBlock], off: off,
-		todo: make(chan block, 1), free: make(chan []byte, 1), done: make(chan struct{}),
+		todo: make(chan block, 2), free: make(chan []byte, 2), done: make(chan struct{}),
 	}
+	d.written.Store(off)
 	d.free <- mem[directBlock:directBlock:len(mem)]
 	go d.run()
 	return d, nil
@@ -324,7 +325,7 @@ func newDirect(f directFile, fallback *os.File, off int64) (*direct, error) {
 // could not take a block in time, or said it is too slow.
 func (d *direct) put(p []byte) int {
 	took := 0
-	for len(p) > 0 && !d.slow.Load() {
+	for len(p) > 0 && d.cur != nil && !d.slow.Load() {
 		free := d.cur[len(d.cur):cap(d.cur)]
 		var n int
 		if &free[0] == &p[0] {
@@ -351,29 +352,26 @@ func (s *spill) room() []byte {
 	return s.d.cur[len(s.d.cur):cap(s.d.cur)]
 }
 
-// send hands the full block to the writer and takes the other one, waiting
-// at most directWait for it.
+// send hands the full block to the writer and takes the other one back,
+// waiting at most directWait for it. The full block is queued first, so
+// that the writer goes from one block to the next without waiting for the
+// reader to wake.
 func (d *direct) send() bool {
-	var next []byte
+	d.todo <- block{d.cur, d.off} // room for both blocks: never waits
+	d.off += int64(len(d.cur))
+	d.cur = nil
 	select {
-	case next = <-d.free:
+	case d.cur = <-d.free:
 	default:
 		t := time.NewTimer(directWait)
 		select {
-		case next = <-d.free:
+		case d.cur = <-d.free:
 		case <-t.C:
 			d.slow.Store(true)
 		}
 		t.Stop()
 	}
-	if next == nil {
-		return false
-	}
-	d.todo <- block{d.cur, d.off}
-	d.sentOff = d.off
-	d.off += int64(len(d.cur))
-	d.cur = next
-	return true
+	return d.cur != nil
 }
 
 func (d *direct) run() {
@@ -395,6 +393,9 @@ func (d *direct) run() {
 		if err != nil && d.err == nil {
 			d.err, d.errAt = err, b.off+int64(n)
 			d.slow.Store(true)
+		}
+		if d.err == nil {
+			d.written.Store(b.off + int64(n))
 		}
 		if written >= directProbe && float64(written) < busy.Seconds()*minDirectRate {
 			d.slow.Store(true)
