@@ -288,9 +288,9 @@ type direct struct {
 	off     int64  // where cur goes in the file
 	stopped bool   // todo is closed
 
-	todo chan block
-	free chan []byte
-	done chan struct{}
+	todo    chan block
+	free    chan []byte
+	done    chan struct{}
 	slow    atomic.Bool  // the writer says: send nothing more
 	written atomic.Int64 // the file holds the output up to here
 
