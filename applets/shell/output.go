@@ -47,7 +47,9 @@ func (o *output) buffer(buf []byte) []byte {
 func (o *output) write(raw []byte) {
 	o.rawBytes += int64(len(raw))
 	o.spill.write(raw)
-	o.text(o.clean.Write(raw))
+	held, text := o.clean.Write(raw)
+	o.text(held)
+	o.text(text)
 }
 
 func (o *output) text(t []byte) {

@@ -76,11 +76,13 @@ type Cleaner struct {
 
 // Write cleans p and returns the text that is final: everything up to the
 // last line end, or more when the unfinished line is longer than MaxPending.
-// The returned slice is valid until the next call, and may be p itself.
-func (c *Cleaner) Write(p []byte) []byte {
+// The text comes in two parts, held then text: held is a line held back
+// from earlier writes when p needed no cleaning, so that text can be p
+// itself, uncopied. Both are valid until the next call.
+func (c *Cleaner) Write(p []byte) (held, text []byte) {
 	if c.Raw && c.ncarry == 0 && c.pending == 0 && utf8.Valid(p) {
 		// Raw text that is valid UTF-8 is final as it is: no copy.
-		return p
+		return nil, p
 	}
 	if haveSpecials && !c.Raw && c.st == ground && !c.erase && c.ncarry == 0 && plainLong(p) == len(p) {
 		return c.plainWrite(p)
@@ -102,14 +104,14 @@ func (c *Cleaner) Write(p []byte) []byte {
 	} else {
 		c.clean(p)
 	}
-	return c.split(c.low)
+	return nil, c.split(c.low)
 }
 
 // plainWrite is Write for a p with nothing to clean, in the ground state:
-// the text is p as it is, with the line held back before it, and the
-// unfinished line at its end held back in turn. With nothing held back, the
-// text is p itself, and only that unfinished line is copied.
-func (c *Cleaner) plainWrite(p []byte) []byte {
+// the text is the line held back before it, then p as it is, but for the
+// unfinished line at its end, which is held back in turn and is all that is
+// copied.
+func (c *Cleaner) plainWrite(p []byte) (held, text []byte) {
 	// final: how much of p is final text. As split does, a line is held
 	// back while it is at most MaxPending bytes long.
 	final := len(p)
@@ -120,18 +122,18 @@ func (c *Cleaner) plainWrite(p []byte) []byte {
 	} else if c.pending+len(p) <= MaxPending {
 		final = 0
 	}
-	if c.pending == 0 {
-		c.out = append(c.out[:0], p[final:]...)
-		c.pending = len(c.out)
-		return p[:final]
-	}
 	c.front()
-	c.out = append(c.out, p...)
-	c.pending = len(p) - final
 	if final == 0 {
+		c.out = append(c.out, p...)
 		c.pending = len(c.out)
+		return nil, nil
 	}
-	return c.out[:len(c.out)-c.pending]
+	// The held line goes out now; the new one is kept after it, which
+	// leaves it whole until the next call.
+	held = c.out[:len(c.out):len(c.out)]
+	c.out = append(c.out, p[final:]...)
+	c.pending = len(p) - final
+	return held, p[:final]
 }
 
 // front moves the held-back line to the front of out: what was returned

@@ -16,12 +16,16 @@ import (
 func cleanAll(raw bool, in []byte, chunks ...int) string {
 	c := &Cleaner{Raw: raw}
 	var out []byte
+	write := func(p []byte) {
+		held, text := c.Write(p)
+		out = append(append(out, held...), text...)
+	}
 	for _, n := range chunks {
 		n = min(n, len(in))
-		out = append(out, c.Write(in[:n])...)
+		write(in[:n])
 		in = in[n:]
 	}
-	out = append(out, c.Write(in)...)
+	write(in)
 	return string(append(out, c.Flush()...))
 }
 
@@ -289,10 +293,11 @@ func BenchmarkClean(b *testing.B) {
 // a line end in the same write: the line end is still found.
 func TestEraseIntoHeldBack(t *testing.T) {
 	c := &Cleaner{}
-	if got := c.Write([]byte("abcdef")); len(got) != 0 {
-		t.Fatalf("first write returned %q", got)
+	if held, got := c.Write([]byte("abcdef")); len(held)+len(got) != 0 {
+		t.Fatalf("first write returned %q and %q", held, got)
 	}
-	if got := string(c.Write([]byte("\rX\nY"))); got != "X\n" {
+	if held, text := c.Write([]byte("\rX\nY")); string(held)+string(text) != "X\n" {
+		got := string(held) + string(text)
 		t.Fatalf("second write returned %q, want %q", got, "X\n")
 	}
 	if got := string(c.Flush()); got != "Y" {
@@ -397,7 +402,8 @@ func TestPlainWriteAgrees(t *testing.T) {
 			c := &Cleaner{}
 			var out []byte
 			for _, w := range append(writes, "\rnew\n") {
-				out = append(out, c.Write([]byte(w))...)
+				held, text := c.Write([]byte(w))
+				out = append(append(out, held...), text...)
 			}
 			return string(append(out, c.Flush()...))
 		}
