@@ -242,8 +242,8 @@ const (
 	// page cache costs it in copying.
 	minDirectRate = 512 << 20 // bytes a second
 	directProbe   = 4 << 20
-	// The reader waits at most directWait for a block to fill, then goes
-	// back to the page cache.
+	// The reader waits at most directWait for the writer to give a block
+	// back, then goes back to the page cache.
 	directWait = 50 * time.Millisecond
 	// The end of the call waits at most directJoinWait for the last block.
 	directJoinWait = 2 * time.Second
