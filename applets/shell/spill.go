@@ -122,6 +122,15 @@ func (s *spill) put(p []byte) {
 	}
 }
 
+// room is where the next read can go to be spilled without a copy: the
+// free end of the block being filled, or nothing.
+func (s *spill) room() []byte {
+	if s.d == nil || s.d.stopped || s.over || s.err != nil {
+		return nil
+	}
+	return s.d.cur[len(s.d.cur):cap(s.d.cur)]
+}
+
 // buffered writes p at the end of the file, through the page cache.
 func (s *spill) buffered(p []byte) {
 	n, err := s.f.WriteAt(p, s.size)
@@ -343,15 +352,6 @@ func (d *direct) put(p []byte) int {
 	return took
 }
 
-// room is where the next read can go to be spilled without a copy: the
-// free end of the block being filled, or nothing.
-func (s *spill) room() []byte {
-	if s.d == nil || s.d.stopped || s.over || s.err != nil {
-		return nil
-	}
-	return s.d.cur[len(s.d.cur):cap(s.d.cur)]
-}
-
 // send hands the full block to the writer and takes the other one back,
 // waiting at most directWait for it. The full block is queued first, so
 // that the writer goes from one block to the next without waiting for the
@@ -376,13 +376,14 @@ func (d *direct) send() bool {
 
 func (d *direct) run() {
 	defer close(d.done)
-	var written int64
+	// The disk's rate so far: bytes it took with O_DIRECT, and the time.
+	var took int64
 	var busy time.Duration
 	for b := range d.todo {
 		t := time.Now()
 		n, err := d.f.WriteAt(b.b, b.off)
 		busy += time.Since(t)
-		written += int64(n)
+		took += int64(n)
 		if errors.Is(err, syscall.EINVAL) {
 			// O_DIRECT refused these bytes (an alignment the device
 			// wants larger, or a file system that takes the flag and not
@@ -397,7 +398,7 @@ func (d *direct) run() {
 		if d.err == nil {
 			d.written.Store(b.off + int64(n))
 		}
-		if written >= directProbe && float64(written) < busy.Seconds()*minDirectRate {
+		if took >= directProbe && float64(took) < busy.Seconds()*minDirectRate {
 			d.slow.Store(true)
 		}
 		d.free <- b.b[:0]

@@ -84,7 +84,7 @@ func (c *Cleaner) Write(p []byte) (held, text []byte) {
 		// Raw text that is valid UTF-8 is final as it is: no copy.
 		return nil, p
 	}
-	if haveSpecials && !c.Raw && c.st == ground && !c.erase && c.ncarry == 0 && plainLong(p) == len(p) {
+	if haveSpecials && !c.Raw && c.st == ground && !c.erase && c.ncarry == 0 && plainAVX2(p) == len(p) {
 		return c.plainWrite(p)
 	}
 	c.front()

@@ -5,6 +5,8 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func specialsAVX2(p []byte) uint64
 
+// plainAVX2 is plain 64 bytes at a time, for long runs.
+//
 //go:noescape
 func plainAVX2(p []byte) int
 
@@ -19,15 +21,6 @@ var (
 
 // specials is the mask of ESC, CR and bytes ≥ 0x80 among p[:64].
 func specials(p []byte) uint64 { return specialsAVX2(p) }
-
-// plainLong is plain for long runs: the length of the run at the start of p
-// without ESC, CR or bytes ≥ 0x80.
-func plainLong(p []byte) int {
-	if haveSpecials {
-		return plainAVX2(p)
-	}
-	return plain(p)
-}
 
 // csiRun copies src to dst[:cap(dst)] leaving out whole CSI sequences, 64
 // bytes at a time, up to the first byte to look at one by one, and returns

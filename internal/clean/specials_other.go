@@ -12,6 +12,4 @@ func specials([]byte) uint64 { panic("no specials here") }
 
 func csiRun(dst, src []byte) (int, int) { panic("no csiRun here") }
 
-func plainLong(p []byte) int { return plain(p) }
-
 func plainAVX2([]byte) int { panic("no plainAVX2 here") }
