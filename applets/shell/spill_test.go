@@ -44,10 +44,11 @@ func feedCopied(s *spill, data []byte) {
 	}
 }
 
-// fakeDirect stands for the O_DIRECT file: it writes to the spill file
-// through a plain descriptor, after before says so.
+// fakeDirect stands for the O_DIRECT file, or wraps it: it counts the
+// writes and passes each on to f after before says so. withFake gives it
+// the spill file through a plain descriptor.
 type fakeDirect struct {
-	f      *os.File
+	f      directFile
 	writes atomic.Int64
 	before func(n int64, off int64) error // the nth write, from 1
 }
@@ -100,19 +101,20 @@ func checkSpill(t *testing.T, s *spill, want []byte) {
 func TestSpillDirect(t *testing.T) {
 	dir := t.TempDir()
 	s := newSpill(dir, 1<<20, MaxSpill)
-	var writes atomic.Int64
+	counted := &fakeDirect{}
 	s.openDirect = func(path string, f *os.File) (directFile, error) {
 		d, err := openDirect(path, f)
 		if err != nil {
 			t.Skipf("no O_DIRECT in %s: %v", dir, err)
 		}
-		return countWrites{d, &writes}, nil
+		counted.f = d
+		return counted, nil
 	}
 	data := spillData(6<<20 + 12345)
 	feed(&s, data)
 	checkSpill(t, &s, data)
 	// The first block goes whatever the disk's speed.
-	if writes.Load() == 0 {
+	if counted.writes.Load() == 0 {
 		t.Fatal("nothing was written with O_DIRECT")
 	}
 
@@ -125,16 +127,6 @@ func TestSpillDirect(t *testing.T) {
 	if fake.writes.Load() == 0 {
 		t.Fatal("nothing was written with O_DIRECT")
 	}
-}
-
-type countWrites struct {
-	directFile
-	n *atomic.Int64
-}
-
-func (c countWrites) WriteAt(p []byte, off int64) (int, error) {
-	c.n.Add(1)
-	return c.directFile.WriteAt(p, off)
 }
 
 // TestSpillDirectRefused: a file system that takes O_DIRECT at open and

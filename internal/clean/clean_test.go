@@ -398,15 +398,12 @@ func TestPlainWriteAgrees(t *testing.T) {
 		{z(MaxPending)}, {z(MaxPending + 1)}, {z(MaxPending - 10), z(10)}, {z(MaxPending - 10), z(11)},
 		{z(10), "b\n" + z(5)}, {z(10), "b\n" + z(MaxPending)}, {z(10), "b\n" + z(MaxPending+1)}, {z(10), z(20), "\n"},
 	} {
-		run := func() string {
-			c := &Cleaner{}
-			var out []byte
-			for _, w := range append(writes, "\rnew\n") {
-				held, text := c.Write([]byte(w))
-				out = append(append(out, held...), text...)
-			}
-			return string(append(out, c.Flush()...))
+		writes = append(writes, "\rnew\n")
+		sizes := make([]int, len(writes)-1)
+		for i := range sizes {
+			sizes[i] = len(writes[i])
 		}
+		run := func() string { return cleanAll(false, []byte(strings.Join(writes, "")), sizes...) }
 		if got, want := run(), scalar(run); got != want {
 			t.Fatalf("writes of %d bytes: %d bytes of text, but %d byte at a time", len(strings.Join(writes, "")), len(got), len(want))
 		}
