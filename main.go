@@ -5,20 +5,20 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"toolkit/applets/read"
+	"toolkit/applets"
+	"toolkit/applets/mcp"
+	"toolkit/applets/schema"
 	"toolkit/applets/shell"
-	"toolkit/applets/write"
-	"toolkit/internal/applet"
-	"toolkit/internal/mcpserver"
+	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
-	"toolkit/internal/tools"
 )
 
 // version is toolkit's version; install.sh may set it with -ldflags -X.
@@ -26,16 +26,6 @@ var version = "0.1.0"
 
 func main() {
 	os.Exit(run(os.Args))
-}
-
-// applets are the tool applets, the ones a host calls.
-func applets() []*cli.Command {
-	return []*cli.Command{read.Command(), shell.Command(), write.Command()}
-}
-
-// others are the subcommands that are not tools; the drain is hidden.
-func others() []*cli.Command {
-	return []*cli.Command{tools.SchemaCommand(), mcpserver.Command(version), shell.DrainCommand()}
 }
 
 const helpTemplate = `toolkit {{.Version}}: carries out a model's tool calls in a sandbox
@@ -51,39 +41,23 @@ and arguments; --json prints the outcome as JSON. See toolkit APPLET --help.
 Exit status: 0 done, 1 the tool could not do it, 2 the input is wrong.
 `
 
+const usage = "toolkit APPLET [flags] [arguments]"
+
 func run(argv []string) int {
 	args := dispatch(argv)
-	name := ""
-	if len(args) > 1 {
-		name = args[1]
-	}
-	if name == "help" {
+	if len(args) > 1 && args[1] == "help" {
 		// toolkit help [APPLET] is toolkit [APPLET] --help.
 		args = append(append([]string{"toolkit"}, args[2:]...), "--help")
-		name = ""
-		if len(args) > 2 {
-			name = args[1]
-		}
 	}
-	app := newApp()
-	if name != "" && !strings.HasPrefix(name, "-") && app.Command(name) == nil {
-		return unknownApplet(name).Print(os.Stdout, os.Stderr, "", applet.PrescanMode(args))
-	}
-	if strings.HasPrefix(name, "-") {
-		name = ""
-	}
-	err := app.Run(args)
-	if r, ok := applet.Returned(app); ok {
-		return r.Outcome.Print(os.Stdout, os.Stderr, name, r.Mode)
+	err := newApp().Run(args)
+	var exit cli.ExitCoder
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
 	}
 	if err != nil {
-		return outcome.Misuse("%s", err).Print(os.Stdout, os.Stderr, name, applet.PrescanMode(args))
+		return outcome.Misuse("%s", err).Print(os.Stdout, os.Stderr, "", outcome.TextMode)
 	}
 	return outcome.StatusDone
-}
-
-func unknownApplet(name string) outcome.Outcome {
-	return outcome.Misuse("no applet called %q; the applets are %s", name, strings.Join(names(), ", "))
 }
 
 // dispatch turns the arguments into toolkit's own form, toolkit APPLET …,
@@ -96,30 +70,19 @@ func dispatch(argv []string) []string {
 	if rest, ok := strings.CutPrefix(base, "toolkit-"); ok {
 		return append([]string{"toolkit", rest}, argv[1:]...)
 	}
-	for _, n := range names() {
-		if base == n {
-			return append([]string{"toolkit", n}, argv[1:]...)
-		}
+	if slices.Contains(applets.Names(), base) {
+		return append([]string{"toolkit", base}, argv[1:]...)
 	}
 	return append([]string{"toolkit"}, argv[1:]...)
 }
 
-// names are the applets' names, sorted.
-func names() []string {
-	var out []string
-	for _, c := range applets() {
-		out = append(out, c.Name)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func newApp() *cli.App {
-	cmds := applets()
-	for _, c := range cmds {
-		c.HideHelpCommand = true
+	var cmds []*cli.Command
+	for _, t := range applets.All() {
+		cmds = append(cmds, t.Command())
 	}
-	cmds = append(cmds, others()...)
+	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
+	cmds = append(cmds, schema.Command(), mcp.Command(version), shell.DrainCommand())
 	return &cli.App{
 		Name:                      "toolkit",
 		HelpName:                  "toolkit",
@@ -133,17 +96,21 @@ func newApp() *cli.App {
 		ErrWriter:                 os.Stderr,
 		DisableSliceFlagSeparator: true,
 		HideHelpCommand:           true,
-		Metadata:                  map[string]any{},
-		// toolkit alone lists the applets; toolkit --json nothing is still
-		// an unknown applet.
+		// toolkit alone lists the applets; anything else that is not an
+		// applet is an unknown one.
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return applet.ReturnIn(c, unknownApplet(c.Args().First()), applet.PrescanMode(os.Args))
+				names := applets.Names()
+				slices.Sort(names)
+				o := outcome.Misuse("no applet called %q; the applets are %s", c.Args().First(), strings.Join(names, ", "))
+				return cli.Exit("", o.Print(c.App.Writer, c.App.ErrWriter, "", cmdline.OutputMode(c)))
 			}
 			return cli.ShowAppHelp(c)
 		},
-		// main alone prints and exits.
+		// main alone exits.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError:   applet.FlagError("toolkit APPLET [flags] [arguments]"),
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return cmdline.UsageError(usage)(c, err, false)
+		},
 	}
 }

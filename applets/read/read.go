@@ -30,6 +30,7 @@ package read
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -37,15 +38,12 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
-	"unicode/utf16"
-	"unicode/utf8"
 
+	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
 )
@@ -53,8 +51,8 @@ import (
 // Args is the input of one read call.
 type Args struct {
 	Path   string `json:"path" flag:"PATH" check:"required,nonempty,nonul" desc:"The file (or directory) to show. Relative paths start at the working directory (at the root with --root)."`
-	Offset *int   `json:"offset,omitempty" flag:"--offset" desc:"The first line to show, from 1. Negative counts from the end: -100 shows the last 100 lines, numbered -100 to -1."`
-	Limit  *int   `json:"limit,omitempty" flag:"--limit" check:"min=1" desc:"How many lines to show; default 2000."`
+	Offset *int   `json:"offset,omitempty" flag:"--offset N" usage:"first line to show, from 1; N < 0 counts from the end" desc:"The first line to show, from 1. Negative counts from the end: -100 shows the last 100 lines, numbered -100 to -1."`
+	Limit  *int   `json:"limit,omitempty" flag:"--limit N" usage:"show N lines (default 2000)" check:"min=1" desc:"How many lines to show; default 2000."`
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -90,8 +88,20 @@ const (
 	blockSize    = 64 << 10
 )
 
+// Applet is read's command line and in-process call.
+var Applet = cmdline.Applet[Args]{
+	Name:     "read",
+	Usage:    "show a text file as numbered lines (or a directory's entries)",
+	Synopsis: "toolkit read [flags] PATH",
+	Example:  `{"path":"main.go","offset":10,"limit":20}`,
+	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
+		a.Host = Options{Root: h.Root, Hash: h.Details}
+		return Run(ctx, *a)
+	},
+}
+
 // Run reads one file and returns what to show.
-func Run(a Args) outcome.Outcome {
+func Run(ctx context.Context, a Args) outcome.Outcome {
 	limit := int64(DefaultLimit)
 	if a.Limit != nil {
 		limit = int64(*a.Limit)
@@ -128,12 +138,8 @@ func Run(a Args) outcome.Outcome {
 // describe words an error for path: "no such file", "permission denied", …
 func describe(r *root.Root, path string, err error) string {
 	switch {
-	case errors.Is(err, root.ErrOutside):
-		return path + ": outside the root"
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) && !errors.Is(err, root.ErrOutside):
 		return path + ": no such file"
-	case errors.Is(err, fs.ErrPermission):
-		return path + ": permission denied"
 	case errors.Is(err, syscall.ENOTDIR):
 		// Name the part of the path that is a file.
 		for dir := filepath.Dir(path); dir != "." && dir != "/" && dir != path; dir = filepath.Dir(dir) {
@@ -141,15 +147,8 @@ func describe(r *root.Root, path string, err error) string {
 				return fmt.Sprintf("%s: %s is not a directory", path, dir)
 			}
 		}
-		return path + ": a part of the path is not a directory"
-	case errors.Is(err, syscall.ELOOP):
-		return path + ": too many levels of symbolic links"
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return path + ": " + pe.Err.Error()
-	}
-	return path + ": " + err.Error()
+	return path + ": " + root.Reason(err)
 }
 
 // fileReader reads one regular file.
@@ -182,7 +181,7 @@ const (
 func (rd *fileReader) run() outcome.Outcome {
 	head := make([]byte, min(rd.size, sniffSize))
 	if _, err := rd.f.ReadAt(head, 0); err != nil && err != io.EOF {
-		return outcome.Failure("%s: %s", rd.a.Path, errText(err))
+		return outcome.Failure("%s: %s", rd.a.Path, root.Reason(err))
 	}
 	switch {
 	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
@@ -220,7 +219,7 @@ func (rd *fileReader) forward() outcome.Outcome {
 		// from the end all the same.
 		total, err := rd.countLines()
 		if err != nil {
-			return outcome.Failure("%s: %s", rd.a.Path, errText(err))
+			return outcome.Failure("%s: %s", rd.a.Path, root.Reason(err))
 		}
 		first, shift = max(1, total+rd.offset+1), total+1
 	}
@@ -249,7 +248,7 @@ func (rd *fileReader) forward() outcome.Outcome {
 			break
 		}
 		if err != nil {
-			return outcome.Failure("%s: %s", rd.a.Path, errText(err))
+			return outcome.Failure("%s: %s", rd.a.Path, root.Reason(err))
 		}
 		if sp.line > sp.last && pastAt < 0 {
 			pastAt = read
@@ -329,7 +328,7 @@ func (rd *fileReader) done(text string, first, shown int64, total, next *int64) 
 	d := Details{Path: rd.a.Path, Kind: "file", Bytes: rd.size, FirstLine: first, LinesShown: shown, TotalLines: total, NextOffset: next}
 	if rd.hash != nil {
 		if err := rd.finishHash(); err != nil {
-			return outcome.Failure("%s: %s", rd.a.Path, errText(err))
+			return outcome.Failure("%s: %s", rd.a.Path, root.Reason(err))
 		}
 		sum := hex.EncodeToString(rd.hash.Sum(nil))
 		d.SHA256 = &sum
@@ -369,7 +368,7 @@ func (rd *fileReader) tail() outcome.Outcome {
 	buf := make([]byte, blockSize)
 	var last [1]byte
 	if _, err := rd.f.ReadAt(last[:], rd.size-1); err != nil {
-		return outcome.Failure("%s: %s", rd.a.Path, errText(err))
+		return outcome.Failure("%s: %s", rd.a.Path, root.Reason(err))
 	}
 	pos := rd.size
 	if last[0] == '\n' {
@@ -383,7 +382,7 @@ func (rd *fileReader) tail() outcome.Outcome {
 		pos -= n
 		b := buf[:n]
 		if _, err := rd.f.ReadAt(b, pos); err != nil && err != io.EOF {
-			return outcome.Failure("%s: %s", rd.a.Path, errText(err))
+			return outcome.Failure("%s: %s", rd.a.Path, root.Reason(err))
 		}
 		if c := int64(bytes.Count(b, nl)); c < need {
 			need -= c
@@ -416,7 +415,7 @@ func (rd *fileReader) tail() outcome.Outcome {
 			break
 		}
 		if err != nil {
-			return outcome.Failure("%s: %s", rd.a.Path, errText(err))
+			return outcome.Failure("%s: %s", rd.a.Path, root.Reason(err))
 		}
 	}
 	sp.end()
@@ -438,7 +437,7 @@ func (rd *fileReader) tail() outcome.Outcome {
 	if rd.hash != nil {
 		n, err := rd.hashAll()
 		if err != nil {
-			return outcome.Failure("%s: %s", rd.a.Path, errText(err))
+			return outcome.Failure("%s: %s", rd.a.Path, root.Reason(err))
 		}
 		total = &n
 	}
@@ -494,169 +493,9 @@ func (rd *fileReader) countLines() (int64, error) {
 	}
 }
 
-func errText(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
+// Description tells a model when to use read and what it returns.
+const Description = `Read a text file in the sandbox as numbered lines, or list a directory. Use it to look at source, logs and output files before changing or quoting them.
 
-// looksBinary: a NUL byte, or more than 30 % of the bytes in invalid UTF-8
-// (random bytes are about half invalid; a Latin-1 text a few percent).
-func looksBinary(b []byte) bool {
-	if bytes.IndexByte(b, 0) >= 0 {
-		return true
-	}
-	invalid := 0
-	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			if len(b)-i < utf8.UTFMax && !utf8.FullRune(b[i:]) {
-				break // a character cut off by the end of the sample
-			}
-			invalid++
-		}
-		i += n
-	}
-	return invalid*10 > len(b)*3
-}
+Each line is its number, a tab, and the line, as cat -n prints them: when you quote or edit a line, leave the number and the tab out. The first 2000 lines by default; offset (from 1) and limit choose others, and a negative offset reads from the end (offset -100: the last 100 lines, numbered -100 to -1). When more lines follow, a last line in brackets says which offset to read next.
 
-// mimeType names the kind of a binary file, as net/http guesses it.
-func mimeType(head []byte) string {
-	t := http.DetectContentType(head)
-	if i := strings.IndexByte(t, ';'); i >= 0 {
-		t = t[:i]
-	}
-	return t
-}
-
-// skipReader drops the first skip bytes of r (a BOM).
-type skipReader struct {
-	r    io.Reader
-	skip int64
-}
-
-func (s *skipReader) Read(p []byte) (int, error) {
-	for s.skip > 0 {
-		var buf [4]byte
-		n, err := s.r.Read(buf[:min(int64(len(buf)), s.skip)])
-		s.skip -= int64(n)
-		if err != nil {
-			return 0, err
-		}
-	}
-	return s.r.Read(p)
-}
-
-// utf16Reader decodes UTF-16 to UTF-8; an unpaired surrogate becomes U+FFFD.
-type utf16Reader struct {
-	r    io.Reader
-	big  bool
-	in   []byte
-	odd  []byte // a byte of a code unit split across reads
-	high uint16 // a high surrogate waiting for its pair
-	out  []byte
-	err  error
-}
-
-func (u *utf16Reader) Read(p []byte) (int, error) {
-	for len(u.out) == 0 {
-		if u.err != nil {
-			if u.high != 0 || len(u.odd) > 0 {
-				u.out = utf8.AppendRune(u.out, utf8.RuneError)
-				u.high, u.odd = 0, nil
-				continue
-			}
-			return 0, u.err
-		}
-		if u.in == nil {
-			u.in = make([]byte, blockSize)
-		}
-		n, err := u.r.Read(u.in)
-		u.err = err
-		b := append(u.odd, u.in[:n]...)
-		u.odd = nil
-		for len(b) >= 2 {
-			c := uint16(b[0]) | uint16(b[1])<<8
-			if u.big {
-				c = uint16(b[1]) | uint16(b[0])<<8
-			}
-			b = b[2:]
-			switch {
-			case u.high != 0 && c >= 0xDC00 && c < 0xE000:
-				u.out = utf8.AppendRune(u.out, utf16.DecodeRune(rune(u.high), rune(c)))
-				u.high = 0
-				continue
-			case u.high != 0:
-				u.out = utf8.AppendRune(u.out, utf8.RuneError)
-				u.high = 0
-			}
-			if c >= 0xD800 && c < 0xDC00 {
-				u.high = c
-				continue
-			}
-			if c >= 0xDC00 && c < 0xE000 {
-				u.out = utf8.AppendRune(u.out, utf8.RuneError)
-				continue
-			}
-			u.out = utf8.AppendRune(u.out, rune(c))
-		}
-		u.odd = append(u.odd, b...)
-	}
-	n := copy(p, u.out)
-	u.out = u.out[n:]
-	if len(u.out) == 0 {
-		u.out = u.out[:0:0]
-	}
-	return n, nil
-}
-
-// listDir shows a directory's entries as numbered lines.
-func listDir(a Args, offset, limit int64) outcome.Outcome {
-	f, err := a.Host.Root.OpenFile(a.Path, os.O_RDONLY|syscall.O_DIRECTORY, 0)
-	if err != nil {
-		return outcome.Failure("%s", describe(a.Host.Root, a.Path, err))
-	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return outcome.Failure("%s: %s", a.Path, errText(err))
-	}
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.Name()
-		if e.IsDir() {
-			names[i] += "/"
-		}
-	}
-	sort.Strings(names)
-	total := int64(len(names))
-	d := Details{Path: a.Path, Kind: "directory", TotalLines: &total}
-	if total == 0 {
-		return outcome.Success("[empty directory]\n", d)
-	}
-	first := offset
-	if offset < 0 {
-		first = max(1, total+offset+1)
-	}
-	if first > total {
-		return outcome.Failure("%s: offset %d is past the end (the directory has %d entries)", a.Path, offset, total)
-	}
-	last := min(total, first+limit-1)
-	var b strings.Builder
-	for i := first; i <= last; i++ {
-		fmt.Fprintf(&b, "%6d\t%s\n", i, names[i-1])
-	}
-	if last < total {
-		fmt.Fprintf(&b, "[entries %d-%d of %d; next: offset %d]\n", first, last, total, last+1)
-		n := last + 1
-		d.NextOffset = &n
-	}
-	d.FirstLine, d.LinesShown = first, last-first+1
-	return outcome.Success(b.String(), d)
-}
+Limits: a line over 2000 characters is cut and says how much was left out; at most 256 KiB of text per call. A binary file is refused with its type and size. A directory lists its entries, directories with a trailing /. The result's details include the file's sha256, for the write tool's if_match.`

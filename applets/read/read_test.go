@@ -58,7 +58,7 @@ func TestOracleCatN(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := Run(Args{Path: path, Offset: intp(first), Limit: intp(limit)})
+		o := Run(t.Context(), Args{Path: path, Offset: intp(first), Limit: intp(limit)})
 		if o.Kind != outcome.Done {
 			t.Fatalf("%s: %s", path, o.Message)
 		}
@@ -76,7 +76,7 @@ func TestSocketRefused(t *testing.T) {
 		t.Skip(err)
 	}
 	defer l.Close()
-	o := Run(Args{Path: path})
+	o := Run(t.Context(), Args{Path: path})
 	if o.Kind != outcome.ToolError || o.Message != path+": not a regular file" {
 		t.Fatalf("got %+v", o)
 	}
@@ -116,7 +116,7 @@ func TestSwapForFIFO(t *testing.T) {
 	seen := map[string]int{}
 	for range 500 {
 		done := make(chan outcome.Outcome, 1)
-		go func() { done <- Run(Args{Path: path}) }()
+		go func() { done <- Run(t.Context(), Args{Path: path}) }()
 		select {
 		case o := <-done:
 			switch {

@@ -13,9 +13,9 @@ import (
 // the raw bytes, the cleaner makes text of them, the cutter keeps what the
 // model will see, and a live view (if any) gets the text as it comes.
 type output struct {
-	clean    clean.Cleaner
+	clean    *clean.Cleaner
 	cut      *cut.Cutter
-	spill    spill
+	spill    *spill
 	live     func([]byte)
 	rawBytes int64
 	liveAny  bool
@@ -27,40 +27,34 @@ func newOutput(h Options) *output {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	return &output{
-		clean: clean.Cleaner{Raw: h.Raw},
+	o := &output{
 		cut:   cut.New(h.MaxOutput),
 		spill: newSpill(dir, h.MaxOutput, h.MaxSpill),
 		live:  h.Live,
 	}
-}
-
-// buffer returns where the next read should go: buf, or the spill's block
-// when the spill can take the bytes where they land.
-func (o *output) buffer(buf []byte) []byte {
-	if b := o.spill.room(); len(b) > 0 {
-		return b[:min(len(b), len(buf))]
-	}
-	return buf
+	o.clean = clean.New(textSink{o}, h.Raw)
+	return o
 }
 
 func (o *output) write(raw []byte) {
 	o.rawBytes += int64(len(raw))
-	o.spill.write(raw)
-	held, text := o.clean.Write(raw)
-	o.text(held)
-	o.text(text)
+	_, _ = o.spill.Write(raw)
+	_, _ = o.clean.Write(raw)
 }
 
-func (o *output) text(t []byte) {
-	if len(t) == 0 {
-		return
+// textSink takes the cleaner's text: to the cutter, and to the live view.
+type textSink struct{ o *output }
+
+func (s textSink) Write(t []byte) (int, error) {
+	o := s.o
+	if len(t) > 0 {
+		o.cut.Write(t)
+		if o.live != nil {
+			o.live(t)
+			o.liveAny, o.liveLast = true, t[len(t)-1]
+		}
 	}
-	o.cut.Write(t)
-	if o.live != nil {
-		o.live(t)
-		o.liveAny, o.liveLast = true, t[len(t)-1]
-	}
+	return len(t), nil
 }
 
 type result struct {
@@ -71,7 +65,7 @@ type result struct {
 // finish ends the output and writes the text for the model to b: the whole
 // text, or the cut one.
 func (o *output) finish(b *strings.Builder) result {
-	o.text(o.clean.Flush())
+	_ = o.clean.Flush()
 	r := result{cut: o.cut.Result()}
 	if !r.cut.Cut {
 		o.spill.discard()
@@ -82,13 +76,6 @@ func (o *output) finish(b *strings.Builder) result {
 	r.spillPath = o.spill.keep()
 	assemble(b, r.cut, o.spill.where())
 	return r
-}
-
-func errText(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Path + ": " + pe.Err.Error()
-	}
-	return err.Error()
 }
 
 // assemble lays out a cut text: the head, a line saying what the middle held
@@ -148,17 +135,4 @@ func middle(r cut.Result) string {
 		s += fmt.Sprintf(" (%d only in part)", r.MidLast)
 	}
 	return s
-}
-
-// size formats n bytes for a person: "812 bytes", "12.3 KiB", "12.3 MiB".
-func size(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }

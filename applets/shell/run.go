@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -15,12 +12,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
-	"toolkit/internal/tempfile"
 )
 
-// Run runs one command and returns its outcome.
+// Run runs one command and returns its outcome. Cancelling ctx stops the
+// command as a timeout does; its cause (a cmdline.SignalCause, or
+// context.Canceled) is said in the text.
 func Run(ctx context.Context, a Args) outcome.Outcome {
 	h := a.Host.withDefaults()
 	var notes []string
@@ -42,9 +41,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		return outcome.Failure("%s", err)
 	}
 	started := time.Now()
-	j, err := start(a, dir, h.Exclusive)
+	j, err := start(a, dir)
 	if err != nil {
-		return outcome.Failure("cannot start /bin/sh: %s", reason(err))
+		return outcome.Failure("cannot start /bin/sh: %s", startError(err))
 	}
 	defer j.close()
 
@@ -58,8 +57,8 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		DurationMS:  time.Since(started).Milliseconds(),
 		OutputBytes: out.rawBytes,
 		OutputLines: res.cut.TotalLines,
-		TimedOut:    r.why == stopTimeout,
-		IdleOut:     r.why == stopIdle,
+		TimedOut:    errors.Is(r.why, errTimeout),
+		IdleOut:     errors.Is(r.why, errIdle),
 		Background:  []int{},
 	}
 	if res.cut.Cut {
@@ -73,10 +72,11 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		d.Background = r.bg.left
 		d.BGLog = r.bg.log
 	}
-	switch r.why {
-	case stopSignal:
-		d.Stopped = string(r.signal)
-	case stopCancel:
+	var sig cmdline.SignalCause
+	switch {
+	case errors.As(r.why, &sig):
+		d.Stopped = sig.Name
+	case errors.Is(r.why, context.Canceled):
 		d.Stopped = "cancelled"
 	}
 	status := statusLine(r.state, &d)
@@ -106,182 +106,6 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	return o
 }
 
-// workDir checks the command's directory and returns it as a host path.
-func workDir(cwd string, h Options) (string, error) {
-	if cwd == "" {
-		cwd = "/tmp"
-		if h.Root != nil {
-			cwd = h.Root.Dir()
-		}
-	}
-	fi, err := h.Root.Stat(cwd)
-	switch {
-	case errors.Is(err, fs.ErrPermission):
-		return "", fmt.Errorf("%s: permission denied", cwd)
-	case err != nil && strings.Contains(err.Error(), "outside the root"):
-		return "", fmt.Errorf("%s: outside the root", cwd)
-	case err != nil || !fi.IsDir():
-		return "", fmt.Errorf("%s: no such directory", cwd)
-	}
-	return h.Root.HostPath(cwd)
-}
-
-// reason is the cause inside err, without os/exec's wrapping: the path and
-// the errno of a failed open, else the errno.
-func reason(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path != "/bin/sh" {
-		return pe.Path + ": " + pe.Err.Error()
-	}
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno.Error()
-	}
-	return err.Error()
-}
-
-// nothing is a file that reads as empty: /dev/null, or, in an image that
-// has no /dev, a pipe with nothing at its other end. It serves as the
-// command's stdin and as the drain's stdin, stdout and stderr (os/exec would
-// open /dev/null for them, and fail without it).
-func nothing() (*os.File, error) {
-	if f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
-		return f, nil
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	w.Close()
-	return r, nil
-}
-
-// hygiene is added to the command's environment unless the call's env sets it:
-// no colour, no pager, no prompt that would wait for a person.
-var hygiene = []string{"TERM=dumb", "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"}
-
-// environ is toolkit's environment, then hygiene, then the call's env, then
-// the marker that tells this call's processes from others'.
-func environ(extra map[string]string, marker string) []string {
-	env := os.Environ()
-	index := make(map[string]int, len(env))
-	for i, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		index[k] = i
-	}
-	set := func(k, v string) {
-		if i, ok := index[k]; ok {
-			env[i] = k + "=" + v
-			return
-		}
-		index[k] = len(env)
-		env = append(env, k+"="+v)
-	}
-	for _, kv := range hygiene {
-		k, v, _ := strings.Cut(kv, "=")
-		set(k, v)
-	}
-	for k, v := range extra {
-		set(k, v)
-	}
-	k, v, _ := strings.Cut(marker, "=")
-	set(k, v)
-	return env
-}
-
-// job is a started command: its process, its output pipe, its tree.
-type job struct {
-	cmd    *exec.Cmd
-	out    *os.File // the read end of the output pipe
-	pipeID string
-	stdin  *os.File // the write end of the stdin pipe, if any
-	tree   *proc.Tree
-	exited chan *os.ProcessState
-}
-
-// pipeSize is asked for the output pipe: fewer, larger writes and reads.
-const pipeSize = 1 << 20
-
-func start(a Args, dir string, exclusive bool) (*job, error) {
-	if err := proc.BecomeSubreaper(); err != nil {
-		return nil, fmt.Errorf("cannot become a subreaper: %w", err)
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	if rc, err := pw.SyscallConn(); err == nil {
-		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
-	}
-	marker := tempfile.Name("TOOLKIT_SHELL_CALL=", "")
-	cmd := exec.Command("/bin/sh", "-c", a.Command)
-	cmd.Dir = dir
-	cmd.Env = environ(a.Env, marker)
-	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var sr, sw *os.File
-	if a.Stdin != nil {
-		sr, sw, err = os.Pipe()
-	} else {
-		sr, err = nothing()
-	}
-	if err != nil {
-		pr.Close()
-		pw.Close()
-		return nil, err
-	}
-	cmd.Stdin = sr
-	err = proc.Start(cmd)
-	pw.Close() // or EOF never comes
-	sr.Close()
-	if err != nil {
-		pr.Close()
-		if sw != nil {
-			sw.Close()
-		}
-		return nil, err
-	}
-	if sw != nil {
-		// A command that never reads its input must not hold anything up:
-		// the write fails with EPIPE once it is gone, or when close closes sw.
-		go func() {
-			_, _ = io.WriteString(sw, *a.Stdin)
-			sw.Close()
-		}()
-	}
-	id, _ := proc.PipeID(pr)
-	j := &job{
-		cmd: cmd, out: pr, pipeID: id, stdin: sw,
-		tree:   &proc.Tree{Leader: cmd.Process.Pid, Marker: marker, Exclusive: exclusive},
-		exited: make(chan *os.ProcessState, 1),
-	}
-	go func() {
-		_ = cmd.Wait()
-		proc.Done(cmd)
-		j.tree.LeaderReaped()
-		j.exited <- cmd.ProcessState
-	}()
-	return j, nil
-}
-
-func (j *job) close() {
-	j.out.Close()
-	if j.stdin != nil {
-		j.stdin.Close()
-	}
-}
-
-// Why a command was stopped.
-type stopWhy int
-
-const (
-	notStopped stopWhy = iota
-	stopTimeout
-	stopIdle
-	stopSignal
-	stopCancel
-)
-
 // run is the state of one call's event loop.
 type run struct {
 	*job
@@ -290,11 +114,11 @@ type run struct {
 	timeout time.Duration
 	idle    time.Duration
 
-	state  *os.ProcessState // how the command ended, once it has
-	why    stopWhy
-	signal Signal
-	stop   proc.StopResult
-	bg     background
+	state *os.ProcessState // how the command ended, once it has
+	why   error            // why toolkit stopped it, if it did
+	again string           // the signal after which the stop skipped its grace
+	stop  proc.StopResult
+	bg    background
 }
 
 // reader reads the output pipe and feeds the output, in a goroutine of its
@@ -321,10 +145,9 @@ func (rd *reader) run() {
 	defer close(rd.done)
 	buf := make([]byte, blockSize)
 	for {
-		b := rd.out.buffer(buf)
-		n, err := rd.f.Read(b)
+		n, err := rd.f.Read(buf)
 		if n > 0 {
-			rd.out.write(b[:n])
+			rd.out.write(buf[:n])
 			rd.last.Store(time.Now().UnixNano())
 		}
 		if err != nil {
@@ -352,11 +175,16 @@ func timerC(t *time.Timer) <-chan time.Time {
 	return t.C
 }
 
-func (r *run) loop(ctx context.Context) {
+func (r *run) loop(parent context.Context) {
 	rd := startReader(r.job.out, r.out)
 	defer func() { <-rd.done }() // the output is finished only once the reader is
 
-	deadline := time.NewTimer(r.timeout)
+	// The call's stop reasons are one context's causes: the caller's own
+	// (a signal, a cancelled call), the timeout and the idle limit. The
+	// last two are timers the loop stops once the command has ended.
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	deadline := time.AfterFunc(r.timeout, func() { cancel(errTimeout) })
 	defer deadline.Stop()
 	var idle *time.Timer
 	if r.idle > 0 {
@@ -375,11 +203,8 @@ func (r *run) loop(ctx context.Context) {
 	// stopping: a stop is under way, and the loop waits for its result.
 	stopping, waitStop := false, false
 	stopped := make(chan proc.StopResult, 1)
-	beginStop := func(why stopWhy, stop func() proc.StopResult) {
+	beginStop := func(stop func() proc.StopResult) {
 		stopping, waitStop = true, true
-		if why != notStopped {
-			r.why = why
-		}
 		deadline.Stop()
 		stopTimer(&idle)
 		stopTimer(&quiet)
@@ -391,9 +216,10 @@ func (r *run) loop(ctx context.Context) {
 	done := func() bool { return eof && r.state != nil && !waitStop }
 
 	for !done() {
-		var deadlineC, idleC <-chan time.Time
-		if !stopping && r.state == nil {
-			deadlineC, idleC = deadline.C, timerC(idle)
+		var stopC <-chan struct{}
+		var idleC <-chan time.Time
+		if !stopping {
+			stopC, idleC = ctx.Done(), timerC(idle)
 		}
 		var readerDone <-chan struct{}
 		if !eof {
@@ -405,31 +231,28 @@ func (r *run) loop(ctx context.Context) {
 
 		case st := <-r.exited:
 			r.state = st
+			deadline.Stop()
+			stopTimer(&idle)
 			if !stopping && !eof {
 				quiet = time.NewTimer(r.h.Limits.Quiet)
 				linger = time.NewTimer(r.h.Limits.Linger)
 			}
 
-		case <-deadlineC:
-			beginStop(stopTimeout, stopTree)
 		case <-idleC:
 			// Output since the timer was set moves the limit on.
 			if since := rd.sinceOutput(); since < r.idle {
 				idle.Reset(r.idle - since)
 				continue
 			}
-			beginStop(stopIdle, stopTree)
-		case sig := <-r.h.Signals:
+			cancel(errIdle)
+		case <-stopC:
+			r.why = context.Cause(ctx)
+			beginStop(stopTree)
+		case sig := <-r.h.Again:
 			if stopping {
 				// A second signal: no more grace.
+				r.again = unix.SignalName(sig.(syscall.Signal))
 				go r.tree.Kill()
-				continue
-			}
-			r.signal = sig
-			beginStop(stopSignal, stopTree)
-		case <-ctx.Done():
-			if !stopping {
-				beginStop(stopCancel, stopTree)
 			}
 
 		case res := <-stopped:
@@ -461,7 +284,7 @@ func (r *run) loop(ctx context.Context) {
 // background deals with processes that still hold the output after the
 // command ended: it hands the pipe to a drain and reports true (the call is
 // over), or it starts stopping them and reports false (read on to the end).
-func (r *run) background(rd **reader, beginStop func(stopWhy, func() proc.StopResult)) bool {
+func (r *run) background(rd **reader, beginStop func(func() proc.StopResult)) bool {
 	holders := proc.HoldersOf(r.tree.Members(), r.pipeID)
 	r.bg.count = len(holders)
 	r.bg.unknown = len(holders) == 0
@@ -472,7 +295,7 @@ func (r *run) background(rd **reader, beginStop func(stopWhy, func() proc.StopRe
 	}
 	if r.h.KillBackground {
 		r.bg.stopped = true
-		beginStop(notStopped, stopHolders)
+		beginStop(stopHolders)
 		return false
 	}
 	(*rd).stop()
@@ -481,7 +304,7 @@ func (r *run) background(rd **reader, beginStop func(stopWhy, func() proc.StopRe
 		r.bg.drainErr = err.Error()
 		r.bg.stopped = true
 		*rd = startReader(r.job.out, r.out)
-		beginStop(notStopped, stopHolders)
+		beginStop(stopHolders)
 		return false
 	}
 	r.bg.log = log
@@ -490,101 +313,4 @@ func (r *run) background(rd **reader, beginStop func(stopWhy, func() proc.StopRe
 		r.bg.left = []int{}
 	}
 	return true
-}
-
-// background is what happened to processes that outlived the command.
-type background struct {
-	count    int   // how many held the output
-	unknown  bool  // some did, but /proc could not say which
-	left     []int // the ones left running
-	log      string
-	stopped  bool
-	killed   bool
-	drainErr string
-}
-
-func (b background) note() string {
-	who, it, they, writes := fmt.Sprintf("%d background processes", b.count), "them", "they go on", "they write"
-	switch {
-	case b.unknown:
-		who = "background processes"
-	case b.count == 1:
-		who, it, they, writes = "1 background process", "it", "it goes on", "it writes"
-	}
-	switch {
-	case b.drainErr != "":
-		return fmt.Sprintf("[%s still held the output; the drain could not start (%s), so toolkit stopped %s]", who, b.drainErr, it)
-	case b.stopped && b.killed:
-		return fmt.Sprintf("[%s still held the output; stopped %s (killed after no answer to SIGTERM)]", who, it)
-	case b.stopped:
-		return fmt.Sprintf("[%s still held the output; stopped %s (terminated)]", who, it)
-	}
-	return fmt.Sprintf("[%s still held the output; %s, and what %s next goes to %s]", who, they, writes, b.log)
-}
-
-// stopNote is the line that says why and how the command was stopped.
-func (r *run) stopNote() string {
-	var what string
-	switch r.why {
-	case stopTimeout:
-		what = "timed out after " + seconds(r.timeout)
-	case stopIdle:
-		what = "stopped after " + seconds(r.idle) + " without output"
-	case stopSignal:
-		what = "stopped: toolkit received " + string(r.signal)
-	case stopCancel:
-		what = "stopped: the call was cancelled"
-	default:
-		return ""
-	}
-	how := "terminated"
-	if r.stop.Killed {
-		how = "killed after " + seconds(r.h.Limits.Grace) + " without an answer to SIGTERM"
-	}
-	if r.stop.Left > 0 {
-		how += fmt.Sprintf("; %d processes did not die", r.stop.Left)
-	}
-	return "[" + what + "; " + how + "]"
-}
-
-// seconds formats d as "30 s", or "0.25 s" below a second or between whole ones.
-func seconds(d time.Duration) string {
-	if d%time.Second == 0 {
-		return fmt.Sprintf("%d s", d/time.Second)
-	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".") + " s"
-}
-
-// statusLine is the last line of the text, and fills in the status details.
-func statusLine(st *os.ProcessState, d *Details) string {
-	if st == nil {
-		return "[ended without a status]"
-	}
-	ws, ok := st.Sys().(syscall.WaitStatus)
-	switch {
-	case ok && ws.Signaled():
-		n := int(ws.Signal())
-		d.Signal = &n
-		d.SignalName = unix.SignalName(ws.Signal())
-		return fmt.Sprintf("[killed by signal %d (%s)]", n, d.SignalName)
-	case ok && ws.Exited():
-		code := ws.ExitStatus()
-		d.ExitCode = &code
-		return fmt.Sprintf("[exit %d]", code)
-	}
-	return "[ended without a status]"
-}
-
-// exitLikeCommand is toolkit's exit status under --status.
-func exitLikeCommand(st *os.ProcessState, why stopWhy) int {
-	if why == stopTimeout || why == stopIdle {
-		return 124
-	}
-	if st == nil {
-		return 1
-	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return st.ExitCode()
 }

@@ -32,25 +32,32 @@
 package shell
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
+	"toolkit/internal/cmdline"
+	"toolkit/internal/outcome"
 	"toolkit/internal/root"
 )
 
 // Args is the input of one shell call.
 type Args struct {
-	Command     string            `json:"command" flag:"COMMAND" check:"required,nonempty,nonul" desc:"The command to run, as a /bin/sh -c script: pipes, &&, redirections and quoting all work."`
-	Cwd         string            `json:"cwd,omitempty" flag:"--cwd" check:"nonul" desc:"The directory to run it in. Default: /tmp (the root directory when toolkit runs with --root)."`
-	TimeoutSecs *int              `json:"timeout_secs,omitempty" flag:"--timeout" check:"min=1" desc:"Wall-clock limit in seconds; default 120, at most 600. Without it, a command silent for 60 s is also stopped."`
-	Env         map[string]string `json:"env,omitempty" flag:"--env" check:"envmap,nonul" desc:"Environment variables to add, as an object of names to values."`
-	Stdin       *string           `json:"stdin,omitempty" flag:"--stdin-file" desc:"Text to feed to the command's standard input. Default: none (/dev/null)."`
+	Command     string            `json:"command" flag:"COMMAND..." check:"required,nonempty,nonul" desc:"The command to run, as a /bin/sh -c script: pipes, &&, redirections and quoting all work."`
+	Cwd         string            `json:"cwd,omitempty" flag:"--cwd DIR" usage:"run in DIR (default: the current directory; /tmp for JSON input)" check:"nonul" desc:"The directory to run it in. Default: /tmp (the root directory when toolkit runs with --root)."`
+	TimeoutSecs *int              `json:"timeout_secs,omitempty" flag:"--timeout N" usage:"stop the command after N seconds (default 120, at most 600)" check:"min=1" desc:"Wall-clock limit in seconds; default 120, at most 600. Without it, a command silent for 60 s is also stopped."`
+	Env         map[string]string `json:"env,omitempty" flag:"--env NAME=VALUE" usage:"add NAME=VALUE to the environment (repeatable)" check:"envmap,nonul" desc:"Environment variables to add, as an object of names to values."`
+	Stdin       *string           `json:"stdin,omitempty" flag:"--stdin-file FILE,file" usage:"feed the command FILE on stdin (default: nothing)" desc:"Text to feed to the command's standard input. Default: none (/dev/null)."`
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
 }
 
-// Options are the host's settings for a call: flags in the CLI, fixed by the
-// MCP server.
+// Options are the host's settings for a call: flags on the command line.
 type Options struct {
 	// MaxOutput is the text's limit in bytes; longer text is cut.
 	MaxOutput int
@@ -67,13 +74,9 @@ type Options struct {
 	// split a UTF-8 character. A piece is only valid during the call: Live
 	// copies what it keeps.
 	Live func(text []byte)
-	// Signals, when set, carries the signals toolkit received: each stops the
-	// command, and the outcome so far is returned.
-	Signals <-chan Signal
-	// Exclusive says this process runs one command at a time, so that every
-	// descendant of it belongs to the command (the CLI). The MCP server runs
-	// several, and tells their processes apart by session and environment.
-	Exclusive bool
+	// Again carries the signals toolkit receives after the one that stopped
+	// the command: each kills what is left at once.
+	Again <-chan os.Signal
 	// Root, when set, confines cwd.
 	Root *root.Root
 	// SpillDir is where the whole output goes when it is cut; default $TMPDIR.
@@ -81,9 +84,6 @@ type Options struct {
 	// MaxSpill bounds the spill file and the background log; default MaxSpill.
 	MaxSpill int64
 }
-
-// Signal is a signal toolkit received, by name ("SIGTERM").
-type Signal string
 
 // Limits are the time limits of a call.
 type Limits struct {
@@ -151,3 +151,87 @@ type CutDetails struct {
 	DroppedBytes int64  `json:"dropped_bytes"`
 	SpillPath    string `json:"spill_path"`
 }
+
+// Applet is shell's command line and in-process call.
+var Applet = cmdline.Applet[Args]{
+	Name:     "shell",
+	Usage:    "run a command under /bin/sh -c and show its output and how it ended",
+	Synopsis: "toolkit shell [flags] COMMAND...",
+	Example:  `{"command":"make test"}`,
+	Flags:    hostFlags(),
+	Person: func(_ *cli.Context, a *Args) error {
+		if a.Cwd == "" {
+			a.Cwd = "." // person mode runs where the person is
+		}
+		return nil
+	},
+	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
+		opts, err := options(h.Settings)
+		if err != nil {
+			o := outcome.Misuse("%s", err)
+			o.Usage = "toolkit shell [flags] COMMAND..."
+			return o
+		}
+		opts.Root, opts.Again = h.Root, h.Signals
+		a.Host = opts
+		var live *streamer
+		switch {
+		case h.Mode == outcome.StreamMode:
+			live = newStreamer(h.Stdout)
+			a.Host.Live = live.add
+		case h.Mode == outcome.TextMode && isTerminal(h.Stdout):
+			a.Host.Live = func(text []byte) { _, _ = h.Stdout.Write(text) }
+		}
+		o := Run(ctx, *a)
+		if live != nil {
+			live.close()
+		}
+		return o
+	},
+}
+
+func hostFlags() []cli.Flag {
+	d := DefaultLimits
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-output", Value: DefaultMaxOutput, Usage: "cut the text to about `BYTES`, keeping its start, its end and the failure lines"},
+		&cli.BoolFlag{Name: "raw", Usage: "keep terminal escapes and carriage returns"},
+		&cli.BoolFlag{Name: "stream", Usage: "print NDJSON events as the command runs, then the outcome"},
+		&cli.BoolFlag{Name: "status", Usage: "exit as the command did (its code; 128+N for signal N; 124 on a timeout)"},
+		&cli.BoolFlag{Name: "kill-background", Usage: "stop processes that still hold the output after the command ended"},
+		&cli.DurationFlag{Name: "grace", Value: d.Grace, Usage: "time between SIGTERM and SIGKILL when stopping"},
+		&cli.DurationFlag{Name: "idle", Value: d.Idle, Usage: "stop a command silent this long (only with no timeout given)"},
+		&cli.DurationFlag{Name: "quiet", Value: d.Quiet, Usage: "after the command ends, return once the output is quiet this long"},
+		&cli.DurationFlag{Name: "linger", Value: d.Linger, Usage: "after the command ends, read on at most this long"},
+	}
+}
+
+// options reads the host's settings from its flags.
+func options(s cmdline.Settings) (Options, error) {
+	if n := s.Int("max-output"); n < 1 {
+		return Options{}, fmt.Errorf("--max-output must be at least 1, not %d", n)
+	}
+	return Options{
+		MaxOutput:       s.Int("max-output"),
+		Raw:             s.Bool("raw"),
+		KillBackground:  s.Bool("kill-background"),
+		ExitLikeCommand: s.Bool("status"),
+		Limits:          Limits{Grace: s.Duration("grace"), Idle: s.Duration("idle"), Quiet: s.Duration("quiet"), Linger: s.Duration("linger")},
+	}, nil
+}
+
+// Why a command was stopped: the cause of the call's stop context. A
+// signal to toolkit is a cmdline.SignalCause, a cancelled call (toolkit mcp)
+// context.Canceled.
+var (
+	errTimeout = errors.New("timed out")
+	errIdle    = errors.New("without output")
+)
+
+// Description tells a model when to use shell and what it returns.
+const Description = `Run a command in the sandbox with /bin/sh -c, and get its output and how it ended. Use it to build, test, run programs, search (grep, find), use git, and anything else a shell does.
+
+Returns stdout and stderr together, in the order they were written, cleaned of terminal colours and progress-bar redraws, then one bracketed line per thing that happened, and a last line that is exactly one of [exit N], [killed by signal N (NAME)] or [ended without a status]. A command that fails is a normal result, not an error of this tool: read the last line.
+
+Limits: output over 1 MiB is cut; you get its start, its end, the lines in between that look like failures (error, fail, fatal, panic, exception, traceback) with their line numbers, and a line naming a file that holds the whole output (read it with the read tool). timeout_secs is 120 by default, at most 600; without timeout_secs, a command silent for 60 s is also stopped. A stop ends every process the command started. Processes left in the background that keep the output open (server &) go on running, and their further output goes to a log named in the text.
+
+Each call is a fresh shell: cd and exported variables do not carry over (use cwd and env). stdin is empty unless given. Prefer the read and write tools for looking at and changing files.`

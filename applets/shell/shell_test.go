@@ -15,7 +15,7 @@ import (
 // line says the file holds only the first part.
 func TestSpillStops(t *testing.T) {
 	dir := t.TempDir()
-	o := Run(context.Background(), Args{Command: "seq 1 100000", Host: Options{MaxOutput: 1000, MaxSpill: 5000, SpillDir: dir, Exclusive: true}})
+	o := Run(context.Background(), Args{Command: "seq 1 100000", Host: Options{MaxOutput: 1000, MaxSpill: 5000, SpillDir: dir}})
 	d := o.Details.(Details)
 	if d.Cut == nil {
 		t.Fatalf("no cut: %q", o.Text)

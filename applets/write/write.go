@@ -22,6 +22,7 @@ package write
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -37,8 +38,10 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
 	"toolkit/internal/tempfile"
@@ -48,7 +51,7 @@ import (
 type Args struct {
 	Path    string  `json:"path" flag:"PATH" check:"required,nonempty,nonul" desc:"The file to replace or create. Parent directories are created; a symbolic link is written through."`
 	Content string  `json:"content" flag:"stdin" check:"required" desc:"The whole new content of the file, written byte for byte."`
-	IfMatch *string `json:"if_match,omitempty" flag:"--if-match" desc:"Write only if the file's current sha256 is this (read --json gives it); \"absent\": only if there is no file."`
+	IfMatch *string `json:"if_match,omitempty" flag:"--if-match SHA256" usage:"write only if the file's sha256 is SHA256 (\"absent\": only if there is no file)" desc:"Write only if the file's current sha256 is this (read --json gives it); \"absent\": only if there is no file."`
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -81,8 +84,35 @@ type Details struct {
 
 const blockSize = 256 << 10
 
+// Applet is write's command line and in-process call.
+var Applet = cmdline.Applet[Args]{
+	Name:     "write",
+	Usage:    "replace a file's whole content, or create it, atomically",
+	Synopsis: "toolkit write [flags] PATH < content",
+	Example:  `{"path":"notes.txt","content":"hello\n"}`,
+	Person:   fromStdin,
+	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
+		a.Host.Root, a.Host.Hash = h.Root, h.Details
+		o := Run(ctx, *a)
+		o.Usage = "toolkit write [flags] PATH < content"
+		return o
+	},
+}
+
+// errNoContent: person mode with a terminal on stdin has nothing to write.
+var errNoContent = errors.New("no content: give it on stdin (toolkit write PATH < file)")
+
+// fromStdin takes person mode's content from stdin, as it comes.
+func fromStdin(c *cli.Context, a *Args) error {
+	if f, ok := c.App.Reader.(*os.File); ok && cmdline.IsTerminal(f) {
+		return errNoContent
+	}
+	a.Host.Content = c.App.Reader
+	return nil
+}
+
 // Run writes one file.
-func Run(a Args) outcome.Outcome {
+func Run(_ context.Context, a Args) outcome.Outcome {
 	if a.IfMatch != nil && *a.IfMatch != "absent" && !isSHA256(*a.IfMatch) {
 		return outcome.Misuse("if_match must be a sha256 (64 hex digits) or \"absent\", not %q", *a.IfMatch)
 	}
@@ -116,11 +146,11 @@ func Run(a Args) outcome.Outcome {
 
 	dir := filepath.Dir(target)
 	if err := r.MkdirAll(dir, 0o755); err != nil {
-		return outcome.Failure("%s: cannot create the directory %s: %s", a.Path, dir, reason(err))
+		return outcome.Failure("%s: cannot create the directory %s: %s", a.Path, dir, root.Reason(err))
 	}
 	tmp, err := openTemp(r, dir, filepath.Base(target))
 	if err != nil {
-		return outcome.Failure("%s: cannot write: %s", a.Path, reason(err))
+		return outcome.Failure("%s: cannot write: %s", a.Path, root.Reason(err))
 	}
 	defer tmp.close()
 	committed := false
@@ -150,7 +180,7 @@ func Run(a Args) outcome.Outcome {
 		n = int64(k)
 	}
 	if err != nil {
-		return outcome.Failure("%s: cannot write: %s", a.Path, reason(err))
+		return outcome.Failure("%s: cannot write: %s", a.Path, root.Reason(err))
 	}
 
 	d := Details{Path: a.Path, Bytes: n, Lines: counter.lines(), Created: !exists, PreviousSHA256: previous}
@@ -162,14 +192,14 @@ func Run(a Args) outcome.Outcome {
 		mode = old.Mode().Perm() | old.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky)
 	}
 	if err := tmp.f.Chmod(mode); err != nil {
-		return outcome.Failure("%s: cannot set the mode: %s", a.Path, reason(err))
+		return outcome.Failure("%s: cannot set the mode: %s", a.Path, root.Reason(err))
 	}
 	if exists {
 		kept := keepOwner(tmp.f, old)
 		d.OwnerKept = &kept
 	}
 	if err := tmp.f.Sync(); err != nil {
-		return outcome.Failure("%s: cannot write: %s", a.Path, reason(err))
+		return outcome.Failure("%s: cannot write: %s", a.Path, root.Reason(err))
 	}
 
 	// Once more, just before the rename: the file may have changed while
@@ -184,11 +214,11 @@ func Run(a Args) outcome.Outcome {
 		}
 	}
 	if err := tmp.commit(r, target); err != nil {
-		return outcome.Failure("%s: cannot write: %s", a.Path, reason(err))
+		return outcome.Failure("%s: cannot write: %s", a.Path, root.Reason(err))
 	}
 	committed = true
 	if err := syncDir(r, dir); err != nil {
-		return outcome.Failure("%s: written, but the directory could not be synced: %s", a.Path, reason(err))
+		return outcome.Failure("%s: written, but the directory could not be synced: %s", a.Path, root.Reason(err))
 	}
 
 	var text string
@@ -441,33 +471,15 @@ var (
 
 // describe words an error for path.
 func describe(path string, err error) string {
-	switch {
-	case errors.Is(err, root.ErrOutside):
-		return path + ": outside the root"
-	case errors.Is(err, fs.ErrPermission):
-		return path + ": permission denied"
-	case errors.Is(err, syscall.ENOTDIR):
-		return path + ": a part of the path is not a directory"
-	case errors.Is(err, syscall.ELOOP):
-		return path + ": too many levels of symbolic links"
-	case errors.Is(err, errNotRegular):
+	if errors.Is(err, errNotRegular) {
 		return path + ": not a regular file"
 	}
-	return path + ": " + reason(err)
+	return path + ": " + root.Reason(err)
 }
 
-// reason is the cause of err, without the operation and path around it.
-func reason(err error) string {
-	if errors.Is(err, root.ErrOutside) {
-		return "outside the root"
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err.Error()
-	}
-	return err.Error()
-}
+// Description tells a model when to use write and what it returns.
+const Description = `Create a file in the sandbox, or replace its whole content. Use it to write new files and to save edited ones: give the complete new content, not a change.
+
+The content is written byte for byte (no newline is added or removed) and atomically: anyone reading the file sees the old content or the new one, never a mix. Parent directories are created; a symbolic link is written through to its target. Returns the number of bytes and lines written.
+
+To be sure you are not overwriting changes you have not seen, pass if_match: the sha256 the read tool gave for the file, or "absent" to only create a new file. If the file changed since, nothing is written and the error says so; read it again.`

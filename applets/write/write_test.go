@@ -2,6 +2,7 @@ package write
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"math/rand/v2"
 	"os"
@@ -19,7 +20,7 @@ import (
 // set, it writes stdin to the path the variable names, and exits.
 func TestMain(m *testing.M) {
 	if path := os.Getenv("TOOLKIT_WRITE_CHILD"); path != "" {
-		o := Run(Args{Path: path, Host: Options{Content: os.Stdin}})
+		o := Run(context.Background(), Args{Path: path, Host: Options{Content: os.Stdin}})
 		if o.Kind != outcome.Done {
 			os.Stderr.WriteString(o.Message + "\n")
 			os.Exit(1)
@@ -144,7 +145,7 @@ func TestDiskFull(t *testing.T) {
 	if err := os.WriteFile(path, old, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := Run(Args{Path: path, Content: strings.Repeat("n", 2<<20)})
+	o := Run(t.Context(), Args{Path: path, Content: strings.Repeat("n", 2<<20)})
 	if o.Kind != outcome.ToolError || o.Message != path+": cannot write: no space left on device" {
 		t.Fatalf("got %+v", o)
 	}
@@ -166,7 +167,7 @@ func TestReadOnly(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot remount read-only: %v: %s", err, out)
 	}
-	o := Run(Args{Path: path, Content: "new"})
+	o := Run(t.Context(), Args{Path: path, Content: "new"})
 	if o.Kind != outcome.ToolError || o.Message != path+": cannot write: read-only file system" {
 		t.Fatalf("got %+v", o)
 	}
@@ -185,7 +186,7 @@ func TestNoPermission(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "f.txt")
-	o := Run(Args{Path: path, Content: "x"})
+	o := Run(t.Context(), Args{Path: path, Content: "x"})
 	if o.Kind != outcome.ToolError || o.Message != path+": cannot write: permission denied" {
 		t.Fatalf("got %+v", o)
 	}
@@ -203,7 +204,7 @@ func TestOwnerKept(t *testing.T) {
 	if err := os.Chown(path, 1234, 5678); err != nil {
 		t.Fatal(err)
 	}
-	o := Run(Args{Path: path, Content: "new"})
+	o := Run(t.Context(), Args{Path: path, Content: "new"})
 	if d := o.Details.(Details); o.Kind != outcome.Done || d.OwnerKept == nil || !*d.OwnerKept {
 		t.Fatalf("got %+v", o)
 	}

@@ -57,17 +57,18 @@ func New(limit int) *Cutter {
 	return &Cutter{limit: limit, half: limit / 2, all: make([]byte, 0, limit)}
 }
 
-// Write adds text to the stream.
-func (c *Cutter) Write(p []byte) {
-	if len(p) == 0 {
-		return
+// Write adds text to the stream. It never fails.
+func (c *Cutter) Write(p []byte) (int, error) {
+	n := len(p)
+	if n == 0 {
+		return 0, nil
 	}
 	c.total += int64(len(p))
 	c.last = p[len(p)-1]
 	if !c.cut {
 		if len(c.all)+len(p) <= c.limit {
 			c.all = append(c.all, p...)
-			return
+			return n, nil
 		}
 		// Fill the text up to the limit, so that the head is found in it.
 		n := c.limit - len(c.all)
@@ -76,6 +77,7 @@ func (c *Cutter) Write(p []byte) {
 		c.startCut()
 	}
 	c.push(p)
+	return n, nil
 }
 
 var nl = []byte{'\n'}

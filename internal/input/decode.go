@@ -8,18 +8,24 @@
 // json names the field of the JSON object, flag how person mode names it, desc
 // describes it for a model, and check lists what must hold: required (the
 // field must be given), nonempty, nonul (no NUL byte in a string or in a map's
-// keys and values), envmap (a map's keys are environment variable names) and
-// min=N for integers. Fields tagged json:"-" are host settings, not input.
+// keys and values), envmap (a map's keys are environment variable names),
+// ifmatch (a sha256 prefix or "absent") and min=N for integers. Fields tagged
+// json:"-" are host settings, not input. A field may also be a struct or a
+// slice of structs or strings, described the same way.
 //
 // Decode turns JSON into such a struct and refuses anything else with an error
 // that names the field or the byte offset: invalid JSON, trailing data, an
 // unknown field (with a did-you-mean), a field given twice, a wrong type, a
 // missing required field, a value out of range. A JSON null is the same as
-// leaving an optional field out. The JSON Schema of the same struct comes from
-// Fields, so the decoder and the schema a host registers cannot disagree.
+// leaving an optional field out, and invalid UTF-8 in a string becomes
+// U+FFFD. The JSON itself is read by github.com/go-json-experiment/json (the
+// code that becomes encoding/json/v2); what each field takes comes from Fields,
+// which the JSON Schema a host registers is made from too, so the two cannot
+// disagree.
 package input
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -29,290 +35,331 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxSize is the largest input accepted: 64 MiB.
 const MaxSize = 64 << 20
 
-// Read reads a whole input from r, refusing more than MaxSize bytes.
-//
-// The bytes go to memory mapped for them at once (see buffer): on the
-// virtual machines toolkit was measured on, faulting in a 64 MiB input page
-// by page cost 200 ms, mapping it populated 9 ms.
-func Read(r io.Reader) ([]byte, error) {
-	size := int64(-1)
-	if f, ok := r.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			size = fi.Size()
-		}
-	}
-	if size > MaxSize {
-		return nil, errTooLarge
-	}
-	buf := newBuffer(size)
-	for {
-		if len(buf.b) == cap(buf.b) {
-			if !buf.grow() {
-				return nil, errTooLarge
-			}
-		}
-		// A block at a time: one read of 64 MiB took ten times as long
-		// as 64 KiB reads of the same file here.
-		n, err := r.Read(buf.b[len(buf.b):min(cap(buf.b), len(buf.b)+readBlock)])
-		buf.b = buf.b[:len(buf.b)+n]
-		if err == io.EOF {
-			return buf.b, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("input: cannot read: %v", err)
-		}
-	}
-}
-
 var errTooLarge = errors.New("input: larger than 64 MiB")
 
-const readBlock = 64 << 10
-
-// Type is the JSON type a field takes.
-type Type int
-
-const (
-	String Type = iota
-	Integer
-	Boolean
-	StringMap // an object whose values are strings
-)
-
-// Field describes one input field of an Args struct.
-type Field struct {
-	Name     string // its JSON name
-	Flag     string // its name in person mode: "--limit", or "PATH" for an argument
-	Desc     string
-	Type     Type
-	Required bool
-	NonEmpty bool
-	NoNUL    bool
-	EnvMap   bool
-	Min      *int64
-
-	index int
-	ptr   bool // the Go field is a pointer: nil when the input leaves it out
-}
-
-var fieldCache sync.Map // reflect.Type → []Field
-
-// Fields lists the input fields of the struct type t (or a pointer to it), in
-// the order they are declared. It panics on a field type it cannot decode:
-// that is a programming error found by the first test that touches the type.
-func Fields(t reflect.Type) []Field {
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if f, ok := fieldCache.Load(t); ok {
-		return f.([]Field)
-	}
-	var fields []Field
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if name == "-" || !sf.IsExported() {
-			continue
-		}
-		if name == "" {
-			panic(fmt.Sprintf("input: field %s.%s has no json name", t.Name(), sf.Name))
-		}
-		f := Field{Name: name, Flag: sf.Tag.Get("flag"), Desc: sf.Tag.Get("desc"), index: i}
-		ft := sf.Type
-		if ft.Kind() == reflect.Pointer {
-			f.ptr = true
-			ft = ft.Elem()
-		}
-		switch {
-		case ft.Kind() == reflect.String:
-			f.Type = String
-		case ft.Kind() == reflect.Int:
-			f.Type = Integer
-		case ft.Kind() == reflect.Bool:
-			f.Type = Boolean
-		case ft.Kind() == reflect.Map && ft.Key().Kind() == reflect.String && ft.Elem().Kind() == reflect.String:
-			f.Type = StringMap
-		default:
-			panic(fmt.Sprintf("input: field %s.%s has a type the decoder does not know: %s", t.Name(), sf.Name, sf.Type))
-		}
-		for _, c := range strings.Split(sf.Tag.Get("check"), ",") {
-			switch {
-			case c == "":
-			case c == "required":
-				f.Required = true
-			case c == "nonempty":
-				f.NonEmpty = true
-			case c == "nonul":
-				f.NoNUL = true
-			case c == "envmap":
-				f.EnvMap = true
-			case strings.HasPrefix(c, "min="):
-				n, err := strconv.ParseInt(c[len("min="):], 10, 64)
-				if err != nil {
-					panic(fmt.Sprintf("input: field %s.%s: bad check %q", t.Name(), sf.Name, c))
-				}
-				f.Min = &n
-			default:
-				panic(fmt.Sprintf("input: field %s.%s: unknown check %q", t.Name(), sf.Name, c))
+// Read reads a whole input from r, refusing more than MaxSize bytes.
+func Read(r io.Reader) ([]byte, error) {
+	var buf bytes.Buffer
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if fi.Size() > MaxSize {
+				return nil, errTooLarge
 			}
+			buf.Grow(int(fi.Size()) + 1) // one more, to see the end
 		}
-		fields = append(fields, f)
 	}
-	fieldCache.Store(t, fields)
-	return fields
+	if _, err := buf.ReadFrom(io.LimitReader(r, MaxSize+1)); err != nil {
+		return nil, fmt.Errorf("input: cannot read: %v", err)
+	}
+	if buf.Len() > MaxSize {
+		return nil, errTooLarge
+	}
+	return buf.Bytes(), nil
 }
 
 // FieldError is a value that breaks a field's checks.
 type FieldError struct {
 	Field   Field
+	Path    string // "timeout_secs", "edits[1].old_text"
 	Problem string // "must be at least 1, not 0"
 }
 
-func (e *FieldError) Error() string { return strconv.Quote(e.Field.Name) + " " + e.Problem }
+func (e *FieldError) Error() string { return strconv.Quote(e.Path) + " " + e.Problem }
 
 // PersonError words e for person mode, naming the flag or argument.
 func (e *FieldError) PersonError() string {
-	name := e.Field.Flag
-	if name == "" {
-		name = e.Field.Name
+	name := e.Field.FlagName()
+	if name == "" || strings.Contains(e.Path, ".") || strings.Contains(e.Path, "[") {
+		name = e.Path
 	}
 	return name + " " + e.Problem
 }
 
+// textOptions: invalid UTF-8 in a string becomes U+FFFD, as models and
+// encoding/json have always had it.
+var textOptions = jsontext.AllowInvalidUTF8(true)
+
 // Decode decodes data, one JSON object, into dst, a pointer to an Args struct.
-// Every error begins with "input: ". Decode takes data over: it unescapes
-// strings in place, and the strings in dst share data's memory.
+// Every error begins with "input: ".
 func Decode(data []byte, dst any) error {
-	if err := decode(data, dst); err != nil {
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		panic("input: Decode needs a pointer to a struct")
+	}
+	if err := decode(data, rv.Elem()); err != nil {
 		return fmt.Errorf("input: %w", err)
 	}
 	return nil
 }
 
-func decode(data []byte, dst any) error {
-	rv := reflect.ValueOf(dst)
-	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
-		panic("input: Decode needs a pointer to a struct")
-	}
-	if isSpace(data) {
+func decode(data []byte, st reflect.Value) error {
+	start := skipSpace(data, 0)
+	if start == len(data) {
 		return errors.New("empty; expected a JSON object")
 	}
-	v, err := parse(data)
+	// The whole input is read once as JSON first, so that invalid JSON is
+	// said as such wherever it is, before anything is said of the fields.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(data), textOptions)
+	v, err := dec.ReadValue()
 	if err != nil {
+		return syntaxError(err)
+	}
+	end := skipSpace(data, int(dec.InputOffset()))
+	if end < len(data) {
+		return fmt.Errorf("invalid JSON at offset %d: unexpected data after the JSON value", end)
+	}
+	if v.Kind() != '{' {
+		return fmt.Errorf("expected a JSON object, not %s", kindName(v.Kind()))
+	}
+	fields := Fields(st.Type())
+	if err := decodeObject(v, st, fields, ""); err != nil {
 		return err
 	}
-	if v.kind != kObject {
-		return fmt.Errorf("expected a JSON object, not %s", v.kind)
+	return checkStruct(st, fields, "")
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
-	fields := Fields(rv.Type())
-	byName := make(map[string]*Field, len(fields))
-	for i := range fields {
-		byName[fields[i].Name] = &fields[i]
+	return i
+}
+
+// syntaxError words the JSON reader's error: where it is, and what.
+func syntaxError(err error) error {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return errors.New("invalid JSON: unexpected end of input")
+		}
+		return fmt.Errorf("invalid JSON: %v", err)
 	}
-	seen := make(map[string]bool, len(v.members))
-	st := rv.Elem()
-	for _, m := range v.members {
-		f := byName[m.key]
+	if se.Err == jsontext.ErrDuplicateName {
+		tokens := strings.Split(string(se.JSONPointer), "/")[1:]
+		for i, t := range tokens {
+			tokens[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(t)
+		}
+		if len(tokens) == 1 {
+			return fmt.Errorf("field %q given twice (at offset %d)", tokens[0], se.ByteOffset)
+		}
+		return fmt.Errorf("%q names %q twice (at offset %d)", strings.Join(tokens[:len(tokens)-1], "."), tokens[len(tokens)-1], se.ByteOffset)
+	}
+	return fmt.Errorf("invalid JSON at offset %d: %s", se.ByteOffset, reasonOf(se.Err))
+}
+
+// reasonOf is the reader's reason in toolkit's words where they differ.
+func reasonOf(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "jsontext: ")
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of input"
+	}
+	const control = " in string (expecting non-control character)"
+	if c, ok := strings.CutSuffix(msg, control); ok {
+		if r, err := strconv.Unquote(strings.TrimPrefix(c, "invalid character ")); err == nil && len(r) == 1 {
+			return fmt.Sprintf("control character 0x%02x in a string (it must be escaped)", r[0])
+		}
+	}
+	return msg
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case '[':
+		return "an array"
+	}
+	return "an object"
+}
+
+// decodeObject decodes v, a valid JSON object, into the struct st.
+func decodeObject(v jsontext.Value, st reflect.Value, fields []Field, path string) error {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(v), textOptions)
+	if _, err := dec.ReadToken(); err != nil { // {
+		return syntaxError(err)
+	}
+	seen := make(map[string]bool, len(fields))
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return syntaxError(err)
+		}
+		name := tok.String()
+		val, err := dec.ReadValue()
+		if err != nil {
+			return syntaxError(err)
+		}
+		f := find(fields, name)
 		if f == nil {
-			return unknownField(m.key, fields)
+			return unknownField(join(path, name), name, fields)
 		}
-		if seen[m.key] {
-			return fmt.Errorf("field %q given twice (at offset %d)", m.key, m.keyOff)
-		}
-		seen[m.key] = true
-		if m.val.kind == kNull && !f.Required {
+		seen[name] = true
+		if val.Kind() == 'n' && !f.Required {
 			continue
 		}
-		if err := assign(st.Field(f.index), f, m.val); err != nil {
+		if err := assign(st.Field(f.index), f, val, join(path, name)); err != nil {
 			return err
 		}
 	}
 	for _, f := range fields {
 		if f.Required && !seen[f.Name] {
-			return fmt.Errorf("missing required field %q", f.Name)
+			return fmt.Errorf("missing required field %q", join(path, f.Name))
 		}
 	}
-	return Check(dst)
+	return nil
 }
 
-func isSpace(data []byte) bool {
-	for _, c := range data {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			return false
+func find(fields []Field, name string) *Field {
+	for i := range fields {
+		if fields[i].Name == name {
+			return &fields[i]
 		}
 	}
-	return true
+	return nil
 }
 
-func unknownField(name string, fields []Field) error {
+func unknownField(path, name string, fields []Field) error {
 	names := make([]string, len(fields))
 	for i, f := range fields {
 		names[i] = f.Name
 	}
 	if s := Suggest(name, names); s != "" {
-		return fmt.Errorf("unknown field %q (did you mean %q?)", name, s)
+		return fmt.Errorf("unknown field %q (did you mean %q?)", path, s)
 	}
 	sort.Strings(names)
-	return fmt.Errorf("unknown field %q; the fields are %s", name, strings.Join(names, ", "))
+	return fmt.Errorf("unknown field %q; the fields are %s", path, strings.Join(names, ", "))
 }
 
-func typeName(t Type) string {
-	return [...]string{"a string", "an integer", "a boolean", "an object of strings"}[t]
-}
-
-func wrongType(f *Field, v value) error {
-	return &FieldError{Field: *f, Problem: fmt.Sprintf("must be %s, not %s", typeName(f.Type), v.kind)}
-}
-
-func assign(dst reflect.Value, f *Field, v value) error {
-	var val reflect.Value
+func typeName(f *Field) string {
 	switch f.Type {
 	case String:
-		if v.kind != kString {
-			return wrongType(f, v)
-		}
-		val = reflect.ValueOf(v.str)
-	case Boolean:
-		if v.kind != kBool {
-			return wrongType(f, v)
-		}
-		val = reflect.ValueOf(v.b)
+		return "a string"
 	case Integer:
-		if v.kind != kNumber {
-			return wrongType(f, v)
-		}
-		n, err := integer(v.str)
-		if err != nil {
-			return &FieldError{Field: *f, Problem: err.Error()}
-		}
-		val = reflect.ValueOf(n)
+		return "an integer"
+	case Boolean:
+		return "a boolean"
 	case StringMap:
-		if v.kind != kObject {
-			return wrongType(f, v)
-		}
-		m := make(map[string]string, len(v.members))
-		for _, e := range v.members {
-			if e.val.kind != kString {
-				return &FieldError{Field: *f, Problem: fmt.Sprintf("must map names to strings, but %q is %s", e.key, e.val.kind)}
-			}
-			if _, dup := m[e.key]; dup {
-				return &FieldError{Field: *f, Problem: fmt.Sprintf("names %q twice", e.key)}
-			}
-			m[e.key] = e.val.str
-		}
-		val = reflect.ValueOf(m)
+		return "an object of strings"
+	case List:
+		return "an array"
+	}
+	return "an object"
+}
+
+// assign decodes val, a valid JSON value, into dst as the field f says.
+func assign(dst reflect.Value, f *Field, val jsontext.Value, path string) error {
+	wrongType := func() error {
+		return &FieldError{Field: *f, Path: path, Problem: fmt.Sprintf("must be %s, not %s", typeName(f), kindName(val.Kind()))}
 	}
 	if f.ptr {
-		p := reflect.New(val.Type())
-		p.Elem().Set(val)
-		val = p
+		p := reflect.New(dst.Type().Elem())
+		dst.Set(p)
+		dst = p.Elem()
 	}
-	dst.Set(val)
+	switch k := val.Kind(); f.Type {
+	case String:
+		if k != '"' {
+			return wrongType()
+		}
+		var s string
+		if err := json.Unmarshal(val, &s, textOptions); err != nil {
+			return syntaxError(err)
+		}
+		dst.SetString(s)
+	case Boolean:
+		if k != 't' && k != 'f' {
+			return wrongType()
+		}
+		dst.SetBool(k == 't')
+	case Integer:
+		if k != '0' {
+			return wrongType()
+		}
+		n, err := integer(string(val))
+		if err != nil {
+			return &FieldError{Field: *f, Path: path, Problem: err.Error()}
+		}
+		dst.SetInt(int64(n))
+	case StringMap:
+		if k != '{' {
+			return wrongType()
+		}
+		return decodeMap(val, dst, f, path)
+	case Object:
+		if k != '{' {
+			return wrongType()
+		}
+		return decodeObject(val, dst, f.Fields, path)
+	case List:
+		if k != '[' {
+			return wrongType()
+		}
+		return decodeList(val, dst, f, path)
+	}
+	return nil
+}
+
+func decodeMap(v jsontext.Value, dst reflect.Value, f *Field, path string) error {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(v), textOptions)
+	_, _ = dec.ReadToken() // {
+	m := reflect.MakeMap(dst.Type())
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return syntaxError(err)
+		}
+		name := tok.String()
+		val, err := dec.ReadValue()
+		if err != nil {
+			return syntaxError(err)
+		}
+		if val.Kind() != '"' {
+			return &FieldError{Field: *f, Path: path, Problem: fmt.Sprintf("must map names to strings, but %q is %s", name, kindName(val.Kind()))}
+		}
+		var s string
+		if err := json.Unmarshal(val, &s, textOptions); err != nil {
+			return syntaxError(err)
+		}
+		m.SetMapIndex(reflect.ValueOf(name), reflect.ValueOf(s))
+	}
+	dst.Set(m)
+	return nil
+}
+
+func decodeList(v jsontext.Value, dst reflect.Value, f *Field, path string) error {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(v), textOptions)
+	_, _ = dec.ReadToken() // [
+	list := reflect.MakeSlice(dst.Type(), 0, 4)
+	for i := 0; dec.PeekKind() != ']'; i++ {
+		val, err := dec.ReadValue()
+		if err != nil {
+			return syntaxError(err)
+		}
+		elem := reflect.New(dst.Type().Elem()).Elem()
+		elemPath := fmt.Sprintf("%s[%d]", path, i)
+		if val.Kind() == 'n' {
+			return &FieldError{Field: *f.Elem, Path: elemPath, Problem: "must be " + typeName(f.Elem) + ", not null"}
+		}
+		if err := assign(elem, f.Elem, val, elemPath); err != nil {
+			return err
+		}
+		list = reflect.Append(list, elem)
+	}
+	dst.Set(list)
 	return nil
 }
 
@@ -337,53 +384,4 @@ func integer(lit string) (int, error) {
 		return 0, fmt.Errorf("is out of range: %s", lit)
 	}
 	return int(x), nil
-}
-
-// Check applies the fields' checks to the Args that dst points to, however it
-// was filled in (JSON, or flags in person mode). It returns a *FieldError.
-func Check(dst any) error {
-	rv := reflect.ValueOf(dst).Elem()
-	for _, f := range Fields(rv.Type()) {
-		fv := rv.Field(f.index)
-		if f.ptr {
-			if fv.IsNil() {
-				continue
-			}
-			fv = fv.Elem()
-		}
-		if p := problem(f, fv); p != "" {
-			return &FieldError{Field: f, Problem: p}
-		}
-	}
-	return nil
-}
-
-func problem(f Field, v reflect.Value) string {
-	switch f.Type {
-	case String:
-		s := v.String()
-		if f.NonEmpty && s == "" {
-			return "must not be empty"
-		}
-		if f.NoNUL && strings.IndexByte(s, 0) >= 0 {
-			return "must not contain a NUL byte"
-		}
-	case Integer:
-		if n := v.Int(); f.Min != nil && n < *f.Min {
-			return fmt.Sprintf("must be at least %d, not %d", *f.Min, n)
-		}
-	case StringMap:
-		keys := v.MapKeys()
-		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-		for _, k := range keys {
-			key, val := k.String(), v.MapIndex(k).String()
-			if f.EnvMap && (key == "" || strings.IndexByte(key, '=') >= 0) {
-				return fmt.Sprintf("has a name that cannot be an environment variable: %q", key)
-			}
-			if f.NoNUL && (strings.IndexByte(key, 0) >= 0 || strings.IndexByte(val, 0) >= 0) {
-				return fmt.Sprintf("must not contain a NUL byte (in %q)", key)
-			}
-		}
-	}
-	return ""
 }

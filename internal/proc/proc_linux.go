@@ -4,9 +4,11 @@
 // toolkit makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so a
 // process whose parent dies is reparented to toolkit rather than to init: every
 // process the command starts stays a descendant of toolkit for as long as
-// toolkit runs. A Tree is the part of toolkit's descendants that belongs to one
-// command; Stop sends SIGTERM to all of it, gives it a grace period, and sends
-// SIGKILL to whatever is left, again and again until nothing is.
+// toolkit runs, whatever it does to its session, group or environment. A
+// toolkit process runs one command (toolkit mcp runs each call that starts
+// processes as a child toolkit of its own), so a Tree is simply every
+// descendant; Stop sends SIGTERM to all of it, gives it a grace period, and
+// sends SIGKILL to whatever is left, again and again until nothing is.
 //
 // Everything here reads /proc. Without /proc (a chroot that did not mount it),
 // a Tree knows only the command's own process group.
@@ -98,21 +100,13 @@ func Alive(pid int) bool {
 	return ok && info.State != 'Z' && info.State != 'X'
 }
 
-// Tree is the process tree of one command, started in a session of its own
-// with Leader as its first process.
+// Tree is the process tree of the command this process runs, started in a
+// session of its own with Leader as its first process.
 type Tree struct {
 	// Leader is the command's first process: its pid is also its session
 	// and process group id.
 	Leader int
-	// Marker, when not empty, is an environment entry ("K=V") the command was
-	// started with: processes that carry it belong to the tree even after
-	// they left its session and lost their parent.
-	Marker string
-	// Exclusive says that every descendant of this process belongs to the
-	// tree: toolkit runs one command per process.
-	Exclusive bool
 
-	self       int
 	leaderGone atomic.Bool
 }
 
@@ -134,73 +128,27 @@ func (t *Tree) Members() []int {
 }
 
 func (t *Tree) members(procs map[int]Info) []int {
-	if t.self == 0 {
-		t.self = os.Getpid()
-	}
+	self := os.Getpid()
 	children := make(map[int][]int, len(procs))
 	for pid, p := range procs {
 		children[p.PPID] = append(children[p.PPID], pid)
 	}
-	in := make(map[int]bool)
-	var queue []int
-	add := func(pid int) {
-		if !in[pid] && pid != t.self {
-			in[pid] = true
-			queue = append(queue, pid)
-		}
-	}
-	// Toolkit's descendants: with the subreaper, these are all the processes
-	// any command of ours started.
-	desc := make(map[int]bool)
-	stack := append([]int(nil), children[t.self]...)
+	var out []int
+	seen := make(map[int]bool)
+	stack := append([]int(nil), children[self]...)
 	for len(stack) > 0 {
 		pid := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if desc[pid] {
+		if seen[pid] {
 			continue
 		}
-		desc[pid] = true
+		seen[pid] = true
 		stack = append(stack, children[pid]...)
-	}
-	for pid := range desc {
-		p := procs[pid]
-		switch {
-		case t.Exclusive:
-			add(pid)
-		case (pid == t.Leader && !t.leaderGone.Load()) || p.SID == t.Leader || p.PGID == t.Leader:
-			add(pid)
-		case t.Marker != "" && hasEnv(pid, t.Marker):
-			add(pid)
-		}
-	}
-	// And everything below those.
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, c := range children[pid] {
-			add(c)
-		}
-	}
-	var out []int
-	for pid := range in {
 		if s := procs[pid].State; s != 'Z' && s != 'X' {
 			out = append(out, pid)
 		}
 	}
 	return out
-}
-
-func hasEnv(pid int, entry string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	for _, e := range bytes.Split(b, []byte{0}) {
-		if string(e) == entry {
-			return true
-		}
-	}
-	return false
 }
 
 // Signal sends sig to the tree's process group and to every member.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -33,20 +32,18 @@ func TestParseStat(t *testing.T) {
 	}
 }
 
-// startTree starts sh -c script in a session of its own, with the marker in
-// its environment, as shell does.
-func startTree(t *testing.T, script, marker string) (*exec.Cmd, *Tree) {
+// startTree starts sh -c script in a session of its own, as shell does.
+func startTree(t *testing.T, script string) (*exec.Cmd, *Tree) {
 	t.Helper()
 	if err := BecomeSubreaper(); err != nil {
 		t.Skipf("no subreaper: %v", err)
 	}
 	cmd := exec.Command("/bin/sh", "-c", script)
-	cmd.Env = append(os.Environ(), marker)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	tree := &Tree{Leader: cmd.Process.Pid, Marker: marker}
+	tree := &Tree{Leader: cmd.Process.Pid}
 	go func() {
 		_ = cmd.Wait()
 		Done(cmd)
@@ -71,19 +68,12 @@ func waitMembers(t *testing.T, tree *Tree, n int) []int {
 	}
 }
 
-// TestTreeFindsItsOwn: a tree holds the processes of its command, including
-// one in a session of its own (found by the marker) and one that also lost
-// the marker but is the child of a member; and not a process of another tree.
-func TestTreeFindsItsOwn(t *testing.T) {
-	other, otherTree := startTree(t, "exec sleep 100", "TOOLKIT_SHELL_CALL=other")
-	defer other.Process.Kill()
-	waitMembers(t, otherTree, 1)
-
-	_, tree := startTree(t, "setsid sh -c 'env -i sleep 101 & exec sleep 102' & exec sleep 103", "TOOLKIT_SHELL_CALL=mine")
-	members := waitMembers(t, tree, 3)
-	if slices.Contains(members, other.Process.Pid) {
-		t.Fatalf("tree %v holds the other tree's process %d", members, other.Process.Pid)
-	}
+// TestTreeTakesEveryDescendant: a tree holds every process the command
+// started, also one that left its session and cleared its environment, and
+// one whose parent died.
+func TestTreeTakesEveryDescendant(t *testing.T) {
+	_, tree := startTree(t, "setsid sh -c 'env -i sleep 101 & exec sleep 102' & (env -i setsid sleep 104 &) ; exec sleep 103")
+	members := waitMembers(t, tree, 4)
 	res := tree.Stop(time.Second)
 	if res.Killed || res.Left != 0 {
 		t.Fatalf("Stop = %+v, want a clean SIGTERM", res)
@@ -93,15 +83,12 @@ func TestTreeFindsItsOwn(t *testing.T) {
 			t.Errorf("member %d outlived Stop", pid)
 		}
 	}
-	if !Alive(other.Process.Pid) {
-		t.Fatal("Stop killed another tree's process")
-	}
 }
 
 // TestStopKillsWhatIgnoresTerm: a tree that ignores SIGTERM is killed once
 // the grace period is over.
 func TestStopKillsWhatIgnoresTerm(t *testing.T) {
-	_, tree := startTree(t, "trap '' TERM; sleep 100 & sleep 101", "TOOLKIT_SHELL_CALL=stubborn")
+	_, tree := startTree(t, "trap '' TERM; sleep 100 & sleep 101")
 	members := waitMembers(t, tree, 3)
 	res := tree.Stop(50 * time.Millisecond)
 	if !res.Killed || res.Left != 0 {
@@ -111,17 +98,6 @@ func TestStopKillsWhatIgnoresTerm(t *testing.T) {
 		if Alive(pid) {
 			t.Errorf("member %d outlived Stop", pid)
 		}
-	}
-}
-
-// TestExclusiveTakesEveryDescendant: in exclusive mode (the CLI), even a
-// process with no marker in a session of its own belongs to the tree.
-func TestExclusiveTakesEveryDescendant(t *testing.T) {
-	_, tree := startTree(t, "env -i setsid sleep 100 & exec sleep 101", "TOOLKIT_SHELL_CALL=excl")
-	tree.Exclusive = true
-	waitMembers(t, tree, 2)
-	if res := tree.Stop(time.Second); res.Left != 0 {
-		t.Fatalf("Stop = %+v", res)
 	}
 }
 

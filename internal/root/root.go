@@ -1,6 +1,6 @@
-// Package root confines the paths read, write and shell's cwd use to one
-// directory tree (--root DIR, TOOLKIT_ROOT), with the standard library's
-// os.Root, which resolves every component itself and never follows a link out.
+// Package root confines the paths the applets use to one directory tree
+// (--root DIR, TOOLKIT_ROOT), with the standard library's os.Root, which
+// resolves every component itself and never follows a link out.
 //
 // Inside a Root, a relative path starts at the root; an absolute path is taken
 // as a host path and must lie under the root; "..", an absolute path elsewhere,
@@ -93,6 +93,22 @@ func (r *Root) HostPath(name string) (string, error) {
 	return filepath.Join(r.dir, rel), nil
 }
 
+// do runs one operation on name: as the process would without a root, or
+// through os.Root on the path relative to it, with a refusal to leave it
+// worded as ErrOutside.
+func do[T any](r *Root, op, name string, free func(string) (T, error), confined func(*os.Root, string) (T, error)) (T, error) {
+	if r == nil {
+		return free(name)
+	}
+	rel, err := r.Rel(name)
+	if err != nil {
+		var zero T
+		return zero, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	v, err := confined(r.r, rel)
+	return v, outside(err, rel)
+}
+
 // outside rewrites os.Root's refusal of an escaping path as ErrOutside. A
 // path that os.Root found missing on its way out ("nope/../../x": "nope" is
 // not there) is outside all the same when it leaves the root as written.
@@ -111,89 +127,46 @@ func outside(err error, rel string) error {
 	return err
 }
 
-// The operations read and write need, confined when r is not nil.
+// The operations the applets need, confined when r is not nil.
 
 func (r *Root) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
-	if r == nil {
-		return os.OpenFile(name, flag, perm)
-	}
-	rel, err := r.Rel(name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	f, err := r.r.OpenFile(rel, flag, perm)
-	return f, outside(err, rel)
+	return do(r, "open", name, func(n string) (*os.File, error) { return os.OpenFile(n, flag, perm) },
+		func(or *os.Root, rel string) (*os.File, error) { return or.OpenFile(rel, flag, perm) })
 }
 
 func (r *Root) Stat(name string) (os.FileInfo, error) {
-	if r == nil {
-		return os.Stat(name)
-	}
-	rel, err := r.Rel(name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
-	}
-	fi, err := r.r.Stat(rel)
-	return fi, outside(err, rel)
+	return do(r, "stat", name, os.Stat, (*os.Root).Stat)
 }
 
 func (r *Root) Lstat(name string) (os.FileInfo, error) {
-	if r == nil {
-		return os.Lstat(name)
-	}
-	rel, err := r.Rel(name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
-	}
-	fi, err := r.r.Lstat(rel)
-	return fi, outside(err, rel)
+	return do(r, "lstat", name, os.Lstat, (*os.Root).Lstat)
 }
 
 func (r *Root) Readlink(name string) (string, error) {
-	if r == nil {
-		return os.Readlink(name)
-	}
-	rel, err := r.Rel(name)
-	if err != nil {
-		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
-	}
-	s, err := r.r.Readlink(rel)
-	return s, outside(err, rel)
+	return do(r, "readlink", name, os.Readlink, (*os.Root).Readlink)
 }
 
 func (r *Root) MkdirAll(name string, perm os.FileMode) error {
-	if r == nil {
-		return os.MkdirAll(name, perm)
-	}
-	rel, err := r.Rel(name)
-	if err != nil {
-		return &fs.PathError{Op: "mkdir", Path: name, Err: err}
-	}
-	return outside(r.r.MkdirAll(rel, perm), rel)
-}
-
-func (r *Root) Rename(from, to string) error {
-	if r == nil {
-		return os.Rename(from, to)
-	}
-	relFrom, err := r.Rel(from)
-	if err != nil {
-		return &fs.PathError{Op: "rename", Path: from, Err: err}
-	}
-	relTo, err := r.Rel(to)
-	if err != nil {
-		return &fs.PathError{Op: "rename", Path: to, Err: err}
-	}
-	return outside(r.r.Rename(relFrom, relTo), relTo)
+	_, err := do(r, "mkdir", name, func(n string) (struct{}, error) { return struct{}{}, os.MkdirAll(n, perm) },
+		func(or *os.Root, rel string) (struct{}, error) { return struct{}{}, or.MkdirAll(rel, perm) })
+	return err
 }
 
 func (r *Root) Remove(name string) error {
-	if r == nil {
-		return os.Remove(name)
+	_, err := do(r, "remove", name, func(n string) (struct{}, error) { return struct{}{}, os.Remove(n) },
+		func(or *os.Root, rel string) (struct{}, error) { return struct{}{}, or.Remove(rel) })
+	return err
+}
+
+func (r *Root) Rename(from, to string) error {
+	relFrom := from
+	if r != nil {
+		var err error
+		if relFrom, err = r.Rel(from); err != nil {
+			return &fs.PathError{Op: "rename", Path: from, Err: err}
+		}
 	}
-	rel, err := r.Rel(name)
-	if err != nil {
-		return &fs.PathError{Op: "remove", Path: name, Err: err}
-	}
-	return outside(r.r.Remove(rel), rel)
+	_, err := do(r, "rename", to, func(n string) (struct{}, error) { return struct{}{}, os.Rename(from, n) },
+		func(or *os.Root, rel string) (struct{}, error) { return struct{}{}, or.Rename(relFrom, rel) })
+	return err
 }

@@ -16,8 +16,9 @@ import (
 	"time"
 )
 
-// slow says whether the full-size stress runs are asked for (CI sets it).
-func slow() bool { return os.Getenv("TOOLKIT_SLOW") != "" }
+// full says whether the stress runs go at full size: not under -short, nor
+// under -race, where each toolkit is many times slower.
+func full() bool { return !testing.Short() && !raceBuild }
 
 // inSession counts the live processes in session sid.
 func inSession(sid int) int {
@@ -64,7 +65,7 @@ func TestStops(t *testing.T) {
 		t.Skip("no /proc to count processes with")
 	}
 	runs := 24
-	if slow() {
+	if full() {
 		runs = 200
 	}
 	sleep, err := exec.LookPath("sleep")
@@ -169,7 +170,7 @@ func TestStops(t *testing.T) {
 func TestManyAtOnce(t *testing.T) {
 	t.Parallel()
 	n := 6
-	if slow() {
+	if full() {
 		n = 50
 	}
 	const last = 1500000 // seq 1 1500000: 10,888,896 bytes

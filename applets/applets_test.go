@@ -1,4 +1,4 @@
-package tools
+package applets
 
 import (
 	"encoding/json"
@@ -40,7 +40,7 @@ func TestSchemaMatchesDecoder(t *testing.T) {
 			if len(tool.Description) < 200 {
 				t.Errorf("description too short for a model: %q", tool.Description)
 			}
-			s := InputSchema(tool.Args)
+			s := input.Schema(tool.Args)
 			props := s["properties"].(map[string]any)
 			var names, required []string
 			for _, f := range input.Fields(tool.Args) {
@@ -98,25 +98,5 @@ func TestSchemaMatchesDecoder(t *testing.T) {
 				t.Errorf("an unlisted property decoded: %v", err)
 			}
 		})
-	}
-}
-
-func TestFormats(t *testing.T) {
-	tool, _ := Find("read")
-	for format, key := range map[string]string{"plain": "input_schema", "anthropic": "input_schema", "mcp": "inputSchema"} {
-		d, err := Describe(tool, format)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m := d.(map[string]any); m["name"] != "read" || m[key] == nil {
-			t.Errorf("%s: %v", format, m)
-		}
-	}
-	d, _ := Describe(tool, "openai")
-	if f := d.(map[string]any)["function"].(map[string]any); f["parameters"] == nil || f["name"] != "read" {
-		t.Errorf("openai: %v", d)
-	}
-	if _, err := Describe(tool, "yaml"); err == nil {
-		t.Error("an unknown format was accepted")
 	}
 }

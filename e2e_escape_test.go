@@ -1,22 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"toolkit/applets/read"
-	"toolkit/applets/shell"
-	"toolkit/applets/write"
-	"toolkit/internal/outcome"
-	"toolkit/internal/root"
+	"time"
 )
 
 // escapeWorld makes a root with links that lead out of it, and a directory
 // beside it that nothing inside may reach.
-func escapeWorld(t *testing.T) (r *root.Root, inside, outside string) {
+func escapeWorld(t *testing.T) (inside, outside string) {
 	t.Helper()
 	base := t.TempDir()
 	inside, outside = filepath.Join(base, "root"), filepath.Join(base, "outside")
@@ -57,10 +54,30 @@ func escapeWorld(t *testing.T) (r *root.Root, inside, outside string) {
 		}
 		must(os.Symlink(target, filepath.Join(inside, name)))
 	}
-	r, err := root.Open(inside)
-	must(err)
-	t.Cleanup(func() { r.Close() })
-	return r, inside, outside
+	return inside, outside
+}
+
+// confined runs toolkit APPLET --json --root inside with the JSON input in,
+// and returns its outcome object: ok, text, error.
+func confined(t *testing.T, inside, applet string, in map[string]any) (ok bool, text, msg string) {
+	t.Helper()
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := toolkitCmd(applet, "--json", "--root", inside)
+	cmd.Dir = inside
+	cmd.Stdin = bytes.NewReader(data)
+	out, _ := cmd.Output()
+	var o struct {
+		OK    bool   `json:"ok"`
+		Text  string `json:"text"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(out, &o); err != nil {
+		t.Fatalf("%s %s: %q: %v", applet, data, out, err)
+	}
+	return o.OK, o.Text, o.Error
 }
 
 // The attempts: each names, from inside the root, something outside it.
@@ -92,44 +109,40 @@ func outsideUnchanged(t *testing.T, outside string) {
 }
 
 // TestEscapes: every attempt to leave the root is refused, by read and by
-// write alike, with "outside the root", and nothing outside changes.
+// write alike, with "outside the root", and nothing outside changes; shell
+// refuses a cwd outside.
 func TestEscapes(t *testing.T) {
-	r, inside, outside := escapeWorld(t)
-	attempts := escapes(inside, outside)
-	if len(attempts) < 30 {
-		t.Fatalf("only %d attempts", len(attempts))
-	}
-	for _, path := range attempts {
-		o := read.Run(read.Args{Path: path, Host: read.Options{Root: r}})
-		if o.Kind != outcome.ToolError || !strings.HasSuffix(o.Message, ": outside the root") {
-			t.Errorf("read %q: %v %q %q", path, o.Kind, o.Message, o.Text)
+	t.Parallel()
+	inside, outside := escapeWorld(t)
+	for _, path := range escapes(inside, outside) {
+		if ok, text, msg := confined(t, inside, "read", map[string]any{"path": path}); ok || !strings.HasSuffix(msg, ": outside the root") {
+			t.Errorf("read %q: %v %q %q", path, ok, msg, text)
 		}
-		o = write.Run(write.Args{Path: path, Content: "pwned\n", Host: write.Options{Root: r}})
-		if o.Kind != outcome.ToolError || !strings.HasSuffix(o.Message, ": outside the root") {
-			t.Errorf("write %q: %v %q %q", path, o.Kind, o.Message, o.Text)
+		if ok, text, msg := confined(t, inside, "write", map[string]any{"path": path, "content": "pwned\n"}); ok || !strings.HasSuffix(msg, ": outside the root") {
+			t.Errorf("write %q: %v %q %q", path, ok, msg, text)
 		}
-		o = shell.Run(t.Context(), shell.Args{Command: "pwd", Cwd: path, Host: shell.Options{Root: r}})
-		if o.Kind != outcome.ToolError {
-			t.Errorf("shell cwd %q: %v %q", path, o.Kind, o.Text)
+		if ok, text, _ := confined(t, inside, "shell", map[string]any{"command": "pwd", "cwd": path}); ok {
+			t.Errorf("shell cwd %q: %q", path, text)
 		}
 	}
 	outsideUnchanged(t, outside)
 
 	// Inside is still fine, relative or absolute.
 	for _, path := range []string{"ok.txt", filepath.Join(inside, "ok.txt"), "a/../ok.txt", "a/self/../ok.txt"} {
-		if o := read.Run(read.Args{Path: path, Host: read.Options{Root: r}}); o.Kind != outcome.Done || o.Text != "     1\tfine\n" {
-			t.Errorf("read %q inside the root: %+v", path, o)
+		if ok, text, msg := confined(t, inside, "read", map[string]any{"path": path}); !ok || !strings.HasPrefix(text, "     1\tfine\n") {
+			t.Errorf("read %q inside the root: %q %q", path, text, msg)
 		}
 	}
-	if o := write.Run(write.Args{Path: "a/b/new.txt", Content: "x", Host: write.Options{Root: r}}); o.Kind != outcome.Done {
-		t.Errorf("write inside the root: %+v", o)
+	if ok, _, msg := confined(t, inside, "write", map[string]any{"path": "a/b/new.txt", "content": "x"}); !ok {
+		t.Errorf("write inside the root: %s", msg)
 	}
 }
 
 // TestSwapRace: while writes into d/ run, another goroutine keeps swapping
 // d between a directory and a link to the outside. No write may land outside.
 func TestSwapRace(t *testing.T) {
-	r, inside, outside := escapeWorld(t)
+	t.Parallel()
+	inside, outside := escapeWorld(t)
 	d := filepath.Join(inside, "d")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -148,30 +161,32 @@ func TestSwapRace(t *testing.T) {
 			} else {
 				_ = os.Symlink(outside, d)
 			}
+			// A write process takes a few milliseconds: swap a few times
+			// during each.
+			time.Sleep(500 * time.Microsecond)
 		}
 	}()
 	results := map[string]int{}
-	for i := range 400 {
+	for i := range 200 {
 		path := "d/f.txt"
 		if i%3 == 0 {
 			path = "d/sub/f.txt" // parent directories created on the way
 		}
-		o := write.Run(write.Args{Path: path, Content: "pwned\n", Host: write.Options{Root: r}})
+		ok, _, msg := confined(t, inside, "write", map[string]any{"path": path, "content": "pwned\n"})
 		switch {
-		case o.Kind == outcome.Done:
+		case ok:
 			results["written inside"]++
-		case strings.HasSuffix(o.Message, "outside the root"):
+		case strings.HasSuffix(msg, "outside the root"):
 			results["outside the root"]++
 		default:
 			results["other error"]++ // the directory vanished under it
 		}
-		rd := read.Run(read.Args{Path: "d/f.txt", Host: read.Options{Root: r}})
-		if rd.Kind == outcome.Done && strings.Contains(rd.Text, "secret") {
+		if ok, text, _ := confined(t, inside, "read", map[string]any{"path": "d/f.txt"}); ok && strings.Contains(text, "secret") {
 			t.Fatal("read through the swapped link")
 		}
 	}
 	close(stop)
 	wg.Wait()
-	t.Logf("400 writes during the swaps: %v", results)
+	t.Logf("200 writes during the swaps: %v", results)
 	outsideUnchanged(t, outside)
 }

@@ -1,4 +1,4 @@
-package mcpserver
+package mcp
 
 import (
 	"bufio"
@@ -6,20 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	mcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"toolkit/internal/proc"
 	"toolkit/internal/root"
-	"toolkit/internal/tools"
 )
 
 // session starts a server confined to dir and a client connected to it,
@@ -32,7 +26,7 @@ func session(t *testing.T, dir string) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { r.Close() })
 	st, ct := mcp.NewInMemoryTransports()
-	s := New("test", tools.Host{Root: r})
+	s := New("test", Config{Root: r})
 	ctx := context.Background()
 	ss, err := s.Connect(ctx, st)
 	if err != nil {
@@ -127,20 +121,6 @@ func TestEachTool(t *testing.T) {
 		t.Fatalf("read's sha256 %v, write's %v", got, sum)
 	}
 
-	// --root applies: the shell runs in the root.
-	s := call(t, cs, "shell", map[string]any{"command": "cat notes.txt; pwd"})
-	if s.IsError || !strings.HasPrefix(text(s), "one\ntwo\n") || !strings.HasSuffix(text(s), "[exit 0]\n") {
-		t.Fatalf("shell: %v %q", s.IsError, text(s))
-	}
-	if structured(t, s)["exit_code"] != 0.0 {
-		t.Fatalf("shell details: %v", structured(t, s))
-	}
-
-	// A failing command is not an error of the tool.
-	s = call(t, cs, "shell", map[string]any{"command": "exit 3"})
-	if s.IsError || text(s) != "[exit 3]\n" {
-		t.Fatalf("exit 3: %v %q", s.IsError, text(s))
-	}
 }
 
 func TestErrors(t *testing.T) {
@@ -153,9 +133,9 @@ func TestErrors(t *testing.T) {
 		"tool error":    {"read", map[string]any{"path": "missing.txt"}, "missing.txt: no such file"},
 		"outside root":  {"read", map[string]any{"path": "../../etc/passwd"}, "../../etc/passwd: outside the root"},
 		"unknown field": {"read", map[string]any{"pth": "x"}, `input: unknown field "pth" (did you mean "path"?)`},
-		"wrong type":    {"shell", map[string]any{"command": 5}, `input: "command" must be a string, not a number`},
+		"wrong type":    {"write", map[string]any{"path": 5, "content": "x"}, `input: "path" must be a string, not a number`},
 		"missing":       {"write", map[string]any{"path": "x"}, `input: missing required field "content"`},
-		"no arguments":  {"shell", nil, `input: missing required field "command"`},
+		"no arguments":  {"read", nil, `input: missing required field "path"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := call(t, cs, tc.tool, tc.args)
@@ -169,80 +149,40 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// TestCancelStopsTheTree: a cancelled call stops the command's whole tree,
-// helpers in their own sessions included.
-func TestCancelStopsTheTree(t *testing.T) {
-	dir := t.TempDir()
-	cs := session(t, dir)
-	ctx, cancel := context.WithCancel(context.Background())
+// answerAll reads what f passes on, answers each request as the SDK
+// would (with the id it was given), and returns the messages passed on.
+func answerAll(t *testing.T, f *filter, w *writer) []string {
+	t.Helper()
+	var passed []string
 	done := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{
-			"command": `setsid sleep 300 & echo $! > helper.pid; sleep 301 & echo $! > child.pid; wait`,
-		}})
-		done <- err
-	}()
-	pids := waitPids(t, dir, "helper.pid", "child.pid")
-	for _, pid := range pids {
-		if !proc.Alive(pid) {
-			t.Fatalf("process %d is not running", pid)
-		}
-	}
-	cancel()
-	<-done
-	deadline := time.Now().Add(10 * time.Second)
-	for _, pid := range pids {
-		for proc.Alive(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d outlived the cancelled call", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
-func waitPids(t *testing.T, dir string, names ...string) []int {
-	t.Helper()
-	var pids []int
-	deadline := time.Now().Add(10 * time.Second)
-	for _, n := range names {
+		r := bufio.NewReader(f)
 		for {
-			b, err := os.ReadFile(filepath.Join(dir, n))
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
-				pids = append(pids, pid)
-				break
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				done <- nil
+				return
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s was not written", n)
+			passed = append(passed, string(line))
+			msg, err := jsonrpc.DecodeMessage(line)
+			if err != nil {
+				done <- fmt.Errorf("passed on %q: %v", line, err)
+				return
 			}
-			time.Sleep(5 * time.Millisecond)
+			if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idKey(req.ID) + `,"result":{}}` + "\n"))
+			}
 		}
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no end of the input")
 	}
-	return pids
-}
-
-// TestConcurrentCalls: two calls run at once. Each waits for the other's
-// file, so that run one after the other they could never end.
-func TestConcurrentCalls(t *testing.T) {
-	dir := t.TempDir()
-	cs := session(t, dir)
-	var wg sync.WaitGroup
-	results := make([]string, 2)
-	for i, pair := range [][2]string{{"a", "b"}, {"b", "a"}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := call(t, cs, "shell", map[string]any{
-				"command":      fmt.Sprintf("touch %s; while [ ! -e %s ]; do sleep 0.01; done; echo saw %s", pair[0], pair[1], pair[1]),
-				"timeout_secs": 20,
-			})
-			results[i] = text(r)
-		}()
-	}
-	wg.Wait()
-	if results[0] != "saw b\n[exit 0]\n" || results[1] != "saw a\n[exit 0]\n" {
-		t.Fatalf("results %q", results)
-	}
+	return passed
 }
 
 // TestFilter: lines that are not well-formed JSON-RPC get an error, and the
@@ -251,40 +191,43 @@ func TestConcurrentCalls(t *testing.T) {
 func TestFilter(t *testing.T) {
 	in := strings.Join([]string{"not json", "42", `{"foo":1}`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`}, "\n") + "\n"
 	var out strings.Builder
-	w := &lockedWriter{w: &out}
+	w := newWriter(&out)
 	f := newFilter(nopCloser{strings.NewReader(in)}, w, 1<<20)
-	want := `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
-	got := make([]byte, len(want))
-	if _, err := io.ReadFull(f, got); err != nil || string(got) != want {
+	r := bufio.NewReader(f)
+	got, err := r.ReadString('\n')
+	if err != nil || got != `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n" {
 		t.Fatalf("passed on %q, %v", got, err)
 	}
 	if n := strings.Count(out.String(), `"error"`); n != 4 {
 		t.Fatalf("%d errors sent: %s", n, out.String())
 	}
 	eof := make(chan error, 1)
-	go func() { _, err := f.Read(make([]byte, 1)); eof <- err }()
+	go func() { _, err := r.ReadByte(); eof <- err }()
 	select {
 	case err := <-eof:
 		t.Fatalf("the end of the input came before the answer: %v", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
 	if err := <-eof; err != io.EOF {
 		t.Fatalf("then %v, want EOF", err)
+	}
+	if !strings.HasSuffix(out.String(), `{"jsonrpc":"2.0","id":2,"result":{}}`+"\n") {
+		t.Fatalf("the answer went out as %q", out.String())
 	}
 
 	// A line over the bound is refused, and the next one still read; a
 	// cancelled request needs no answer.
 	in = strings.Repeat("x", 100) + "\n" + `{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}` + "\n"
-	f = newFilter(nopCloser{strings.NewReader(in)}, &lockedWriter{w: &out}, 90)
-	if passed, err := io.ReadAll(f); err != nil || !strings.Contains(string(passed), `"id":3`) {
+	f = newFilter(nopCloser{strings.NewReader(in)}, newWriter(&out), 90)
+	if passed, err := io.ReadAll(f); err != nil || !strings.Contains(string(passed), `"id":1`) || !strings.Contains(string(passed), `"requestId":1`) {
 		t.Fatalf("after a long line: %q, %v", passed, err)
 	}
 
 	// A cancellation may name its request in another form of the same id.
 	for _, c := range []struct{ id, cancelled string }{{"4", "4.0"}, {`"A"`, `"\u0041"`}, {"5", "5e0"}, {"6.5", "6.5"}} {
 		in = `{"jsonrpc":"2.0","id":` + c.id + `,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + c.cancelled + `}}` + "\n"
-		f = newFilter(nopCloser{strings.NewReader(in)}, &lockedWriter{w: &out}, 1<<20)
+		f = newFilter(nopCloser{strings.NewReader(in)}, newWriter(&out), 1<<20)
 		done := make(chan error, 1)
 		go func() { _, err := io.ReadAll(f); done <- err }()
 		select {
@@ -294,6 +237,28 @@ func TestFilter(t *testing.T) {
 			}
 		case <-time.After(5 * time.Second):
 			t.Fatalf("request %s cancelled as %s: the end of the input waits for an answer that will not come", c.id, c.cancelled)
+		}
+	}
+}
+
+// TestIDsAsSent: each response carries its request's id exactly as the
+// client wrote it, however the SDK would read it.
+func TestIDsAsSent(t *testing.T) {
+	ids := []string{"1.5", "12345678901234567890", "-0", "1e2", `"x\u0041"`, `"7"`, "7", "0.1e1"}
+	var in strings.Builder
+	for _, id := range ids {
+		in.WriteString(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` + "\n")
+	}
+	var out strings.Builder
+	w := newWriter(&out)
+	answerAll(t, newFilter(nopCloser{strings.NewReader(in.String())}, w, 1<<20), w)
+	got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(got) != len(ids) {
+		t.Fatalf("%d answers for %d requests: %q", len(got), len(ids), out.String())
+	}
+	for i, id := range ids {
+		if want := `{"jsonrpc":"2.0","id":` + id + `,"result":{}}`; got[i] != want {
+			t.Errorf("answer %d is %s, want %s", i, got[i], want)
 		}
 	}
 }
@@ -313,35 +278,8 @@ func FuzzFilter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var out strings.Builder
-		w := &lockedWriter{w: &out}
-		fl := newFilter(nopCloser{strings.NewReader(string(in))}, w, 4096)
-		done := make(chan error, 1)
-		go func() {
-			r := bufio.NewReader(fl)
-			for {
-				line, err := r.ReadBytes('\n')
-				if err != nil {
-					done <- nil
-					return
-				}
-				msg, err := jsonrpc.DecodeMessage(line)
-				if err != nil {
-					done <- fmt.Errorf("passed on %q: %v", line, err)
-					return
-				}
-				if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
-					_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + idKey(req.ID) + `,"result":{}}` + "\n"))
-				}
-			}
-		}()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no end of the input for %q", in)
-		}
+		w := newWriter(&out)
+		answerAll(t, newFilter(nopCloser{strings.NewReader(string(in))}, w, 4096), w)
 	})
 }
 

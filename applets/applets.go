@@ -1,0 +1,80 @@
+// Package applets is the registry of toolkit's tools: each one's name, a
+// description written for the model, its input's Args type (the strict
+// decoder and the JSON Schema are both made from it, so they cannot
+// disagree), hints for hosts, its command line and its in-process call.
+// toolkit's command line, toolkit schema and toolkit mcp are built on it.
+package applets
+
+import (
+	"context"
+	"reflect"
+
+	"github.com/urfave/cli/v2"
+
+	"toolkit/applets/read"
+	"toolkit/applets/shell"
+	"toolkit/applets/write"
+	"toolkit/internal/cmdline"
+	"toolkit/internal/outcome"
+)
+
+// Tool is one applet as hosts and models see it.
+type Tool struct {
+	Name        string
+	Description string
+	Args        reflect.Type // the applet's Args struct
+	Hints       Hints
+	// Command is the applet's command line.
+	Command func() *cli.Command
+	// Call decodes a JSON input strictly and runs the applet in this process.
+	Call func(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome
+	// Child says that toolkit mcp runs each call as a child toolkit: the
+	// tools that start processes, so that a call that crashes or leaves
+	// processes behind cannot take the server with it, and its process tree
+	// is simply every descendant of that child.
+	Child bool
+}
+
+// Hints say what a tool may do to the world, for hosts that ask before
+// running one (MCP's annotations).
+type Hints struct {
+	ReadOnly    bool `json:"read_only"`
+	Idempotent  bool `json:"idempotent"`
+	Destructive bool `json:"destructive"`
+	OpenWorld   bool `json:"open_world"`
+}
+
+func tool[A any](ap cmdline.Applet[A], description string, hints Hints, child bool) Tool {
+	return Tool{
+		Name: ap.Name, Description: description, Args: reflect.TypeFor[A](), Hints: hints,
+		Command: ap.Command, Call: ap.Call, Child: child,
+	}
+}
+
+// All returns the tools, in the order hosts list them.
+func All() []Tool {
+	return []Tool{
+		tool(read.Applet, read.Description, Hints{ReadOnly: true, Idempotent: true}, false),
+		tool(shell.Applet, shell.Description, Hints{Destructive: true, OpenWorld: true}, true),
+		tool(write.Applet, write.Description, Hints{Idempotent: true, Destructive: true}, false),
+	}
+}
+
+// Find returns the tool called name.
+func Find(name string) (Tool, bool) {
+	for _, t := range All() {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// Names are the tools' names, in order.
+func Names() []string {
+	var names []string
+	for _, t := range All() {
+		names = append(names, t.Name)
+	}
+	return names
+}

@@ -1,0 +1,330 @@
+// Package mcp serves toolkit's tools over the Model Context Protocol, on
+// stdin and stdout, with the official Go SDK:
+//
+//	toolkit mcp [--root DIR]
+//	docker exec -i BOX toolkit mcp
+//
+// tools/list gives the tools with their schemas and hints; tools/call runs
+// exactly the applet's code and returns the Outcome's text as content,
+// isError for tool and usage errors, and the Outcome's --json object as
+// structured content. Calls run at once and in parallel. A tool that starts
+// processes (shell) runs each call as a child toolkit, so that a call that
+// crashes or leaks cannot take the server with it; the others run in the
+// server, and a call that panics is that call's tool error.
+//
+// A cancelled call (notifications/cancelled) stops the child, which stops
+// the command's whole tree as a timeout does. The server stops on SIGTERM,
+// SIGINT or SIGHUP, or when stdin ends: calls still running then are
+// stopped (stdin's end first gives them a second to finish), answered while
+// stdout is still open, and the server exits; a second signal kills what is
+// left at once. Nothing but protocol messages goes to stdout.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"toolkit/applets"
+	"toolkit/internal/cmdline"
+	"toolkit/internal/input"
+	"toolkit/internal/outcome"
+	"toolkit/internal/root"
+)
+
+// Usage is mcp's usage line.
+const Usage = "toolkit mcp [--root DIR]"
+
+// maxMessage bounds one JSON-RPC message: the 64 MiB of input toolkit
+// takes, and room for the envelope around it.
+const maxMessage = input.MaxSize + 1<<20
+
+// drainAfterEOF is how long calls still running when stdin ends may go on
+// before they are stopped: a host that sent its calls and closed stdin at
+// once gets the answers of quick ones; an MCP client that closes stdin to
+// shut the server down sends SIGTERM 2 s later.
+const drainAfterEOF = time.Second
+
+// Command is the mcp subcommand.
+func Command(version string) *cli.Command {
+	return &cli.Command{
+		Name:         "mcp",
+		Usage:        "serve the tools over the Model Context Protocol on stdin and stdout",
+		UsageText:    Usage,
+		Flags:        []cli.Flag{&cli.StringFlag{Name: "root", Usage: "confine every call's paths to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}},
+		OnUsageError: cmdline.UsageError(Usage),
+		Action: func(c *cli.Context) error {
+			r, err := cmdline.OpenRoot(c)
+			if err != nil {
+				o := outcome.Misuse("%s", err)
+				o.Usage = Usage
+				return cmdline.Exit(c, o, outcome.TextMode)
+			}
+			defer r.Close()
+			exe, err := os.Executable()
+			if err != nil {
+				return cmdline.Exit(c, outcome.Failure("cannot find toolkit's own binary: %s", err), outcome.TextMode)
+			}
+			s := New(version, Config{Root: r, Settings: c, Exe: exe})
+			sigs := make(chan os.Signal, 4)
+			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			defer signal.Stop(sigs)
+			if err := s.Serve(os.Stdin, os.Stdout, sigs); err != nil {
+				return cmdline.Exit(c, outcome.Failure("%s", err), outcome.TextMode)
+			}
+			return nil
+		},
+	}
+}
+
+// Config is what every call of a server shares.
+type Config struct {
+	Root     *root.Root
+	Settings cmdline.Settings
+	// Exe is the toolkit binary that child calls run, as "toolkit TOOL".
+	Exe string
+}
+
+// Server is toolkit's MCP server.
+type Server struct {
+	sdk  *sdk.Server
+	conf Config
+
+	stopCtx context.Context // cancelled when the server stops its calls
+	stop    context.CancelCauseFunc
+	again   chan struct{} // closed when what is left is to be killed at once
+	once    sync.Once
+	calls   sync.WaitGroup
+}
+
+var errEOF = errors.New("the end of stdin")
+
+// New returns a server for the tools, every call confined as conf says.
+func New(version string, conf Config) *Server {
+	s := &Server{conf: conf, again: make(chan struct{})}
+	s.stopCtx, s.stop = context.WithCancelCause(context.Background())
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "toolkit", Version: version}, &sdk.ServerOptions{
+		Logger: slog.New(quietEOF{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}),
+	})
+	for _, t := range applets.All() {
+		s.sdk.AddTool(&sdk.Tool{
+			Name:        t.Name,
+			Description: t.Description,
+			InputSchema: input.Schema(t.Args),
+			Annotations: &sdk.ToolAnnotations{
+				ReadOnlyHint:    t.Hints.ReadOnly,
+				IdempotentHint:  t.Hints.Idempotent,
+				DestructiveHint: &t.Hints.Destructive,
+				OpenWorldHint:   &t.Hints.OpenWorld,
+			},
+		}, s.handler(t))
+	}
+	return s
+}
+
+// Serve serves one session on in and out until in ends or a signal comes,
+// as the package comment says.
+func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) error {
+	w := newWriter(out)
+	f := newFilter(in, w, maxMessage)
+	done := make(chan error, 1)
+	go func() { done <- s.sdk.Run(context.Background(), &sdk.IOTransport{Reader: f, Writer: w}) }()
+
+	var drain <-chan time.Time
+	eof := f.eof
+	for {
+		select {
+		case err := <-done:
+			s.stopCalls(errEOF)
+			s.calls.Wait()
+			if err != nil && !endOfInput(err) && w.broken() == nil {
+				return err
+			}
+			return nil
+		case <-eof:
+			eof = nil
+			drain = time.After(drainAfterEOF)
+		case <-drain:
+			s.stopCalls(errEOF)
+		case sig := <-sigs:
+			if s.stopCtx.Err() != nil {
+				s.once.Do(func() { close(s.again) })
+				continue
+			}
+			s.stopCalls(cmdline.SignalCause{Name: signalName(sig)})
+			go func() {
+				// Answered, the calls are over: so is the session.
+				s.calls.Wait()
+				<-w.allAnswered()
+				f.end()
+			}()
+		}
+	}
+}
+
+// stopCalls stops every call still running.
+func (s *Server) stopCalls(why error) { s.stop(why) }
+
+func signalName(sig os.Signal) string {
+	if s, ok := sig.(syscall.Signal); ok {
+		return unix.SignalName(s)
+	}
+	return sig.String()
+}
+
+// stopSignal is the signal that stops a child for why its call ends: the
+// one the server received, SIGHUP for the end of stdin (the client hung
+// up), SIGTERM for a cancelled call.
+func stopSignal(why error) syscall.Signal {
+	var sig cmdline.SignalCause
+	switch {
+	case errors.As(why, &sig):
+		if s := unix.SignalNum(sig.Name); s != 0 {
+			return s
+		}
+	case errors.Is(why, errEOF):
+		return syscall.SIGHUP
+	}
+	return syscall.SIGTERM
+}
+
+// quietEOF drops the SDK's report that the client went away: the end of
+// stdin is how a session ends.
+type quietEOF struct{ slog.Handler }
+
+func (q quietEOF) Handle(ctx context.Context, r slog.Record) error {
+	eof := false
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Any().(error); ok && endOfInput(err) {
+			eof = true
+		}
+		return !eof
+	})
+	if eof {
+		return nil
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+// endOfInput reports whether err is the session ending because its input
+// did: io.EOF, or the SDK's "server is closing" made of it.
+func endOfInput(err error) bool {
+	return errors.Is(err, io.EOF) || strings.HasSuffix(err.Error(), ": EOF")
+}
+
+// Connect serves one session on t, for tests.
+func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSession, error) {
+	return s.sdk.Connect(ctx, t, nil)
+}
+
+func (s *Server) handler(t applets.Tool) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		s.calls.Add(1)
+		defer s.calls.Done()
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(s.stopCtx, func() { cancel(context.Cause(s.stopCtx)) })()
+		args := []byte(req.Params.Arguments)
+		if a := bytes.TrimSpace(args); len(a) == 0 || string(a) == "null" {
+			args = []byte("{}") // no arguments: every field left out
+		}
+		if t.Child {
+			return s.child(ctx, t, args), nil
+		}
+		return result(s.here(ctx, t, args)), nil
+	}
+}
+
+// here runs a call in the server. A panic is that call's tool error.
+func (s *Server) here(ctx context.Context, t applets.Tool, args []byte) (o outcome.Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			o = outcome.Failure("toolkit failed inside this call (%v); nothing else was affected", p)
+		}
+	}()
+	return t.Call(ctx, args, cmdline.Host{Root: s.conf.Root, Settings: s.conf.Settings, Details: true})
+}
+
+// child runs a call as a child toolkit: toolkit TOOL --json, the call's
+// input on its stdin. Cancelling ctx sends it SIGTERM, which stops what it
+// runs and has it answer; a second stop of the server sends another, which
+// kills at once.
+func (s *Server) child(ctx context.Context, t applets.Tool, args []byte) *sdk.CallToolResult {
+	argv := []string{"toolkit", t.Name, "--json"}
+	if s.conf.Root != nil {
+		argv = append(argv, "--root", s.conf.Root.Dir())
+	}
+	cmd := &exec.Cmd{Path: s.conf.Exe, Args: argv, Stdin: bytes.NewReader(args)}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Should the server die, the child stops what it runs, as on a signal.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return result(outcome.Failure("cannot start toolkit %s: %s", t.Name, root.Reason(err)))
+	}
+	ended := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-ended:
+			return
+		}
+		sig := stopSignal(context.Cause(ctx))
+		_ = cmd.Process.Signal(sig)
+		select {
+		case <-s.again:
+			_ = cmd.Process.Signal(sig)
+		case <-ended:
+		}
+	}()
+	err := cmd.Wait()
+	close(ended)
+	var o map[string]json.RawMessage
+	if jerr := json.Unmarshal(stdout.Bytes(), &o); jerr != nil {
+		why := strings.TrimSpace(stderr.String())
+		if why == "" && err != nil {
+			why = err.Error()
+		}
+		return result(outcome.Failure("toolkit %s ended without an answer (%s)", t.Name, why))
+	}
+	var ok bool
+	var text string
+	_ = json.Unmarshal(o["ok"], &ok)
+	if ok {
+		_ = json.Unmarshal(o["text"], &text)
+	} else {
+		_ = json.Unmarshal(o["error"], &text)
+	}
+	return &sdk.CallToolResult{
+		Content:           []sdk.Content{&sdk.TextContent{Text: text}},
+		IsError:           !ok,
+		StructuredContent: json.RawMessage(bytes.TrimSpace(stdout.Bytes())),
+	}
+}
+
+// result turns an Outcome into a tools/call result.
+func result(o outcome.Outcome) *sdk.CallToolResult {
+	text := o.Text
+	if o.Kind != outcome.Done {
+		text = o.Message // the usage line is the command line's, not the model's
+	}
+	return &sdk.CallToolResult{
+		Content:           []sdk.Content{&sdk.TextContent{Text: text}},
+		IsError:           o.Kind != outcome.Done,
+		StructuredContent: json.RawMessage(o.JSON()),
+	}
+}

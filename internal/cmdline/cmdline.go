@@ -1,0 +1,284 @@
+// Package cmdline is the command line every applet shares: one generic
+// Applet that makes an applet's urfave/cli command from its Args type (the
+// flags that stand for input fields come from the fields' flag tags, so each
+// is named once), tells machine mode (JSON on stdin) from person mode (flags
+// and arguments), prints the Outcome and exits with its status.
+package cmdline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"reflect"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"toolkit/internal/input"
+	"toolkit/internal/outcome"
+	"toolkit/internal/root"
+)
+
+// Settings are the host's settings for a call, by flag name: the command
+// line's flags for an applet run from it, toolkit mcp's for its calls.
+// *cli.Context is one.
+type Settings interface {
+	Bool(name string) bool
+	Int(name string) int
+	Int64(name string) int64
+	String(name string) string
+	Duration(name string) time.Duration
+	IsSet(name string) bool
+}
+
+// Host is what the host gives a call besides its input.
+type Host struct {
+	Root     *root.Root // nil: paths are not confined
+	Settings Settings
+	// Mode is how the Outcome will be printed; Stdout is where, for an
+	// applet that shows its work as it goes (shell on a terminal, --stream).
+	// Neither is set for a call from toolkit mcp.
+	Mode   outcome.Mode
+	Stdout io.Writer
+	// Signals carries the signals toolkit receives after the first, which
+	// cancels the call's context with a SignalCause.
+	Signals <-chan os.Signal
+	// Details says the host takes the Outcome's details (--json, or toolkit
+	// mcp's structured content): facts that cost work to find, such as a
+	// whole file's sha256, are found.
+	Details bool
+}
+
+// SignalCause is the cause of a call's context that a signal to toolkit
+// cancelled.
+type SignalCause struct{ Name string }
+
+func (s SignalCause) Error() string { return "toolkit received " + s.Name }
+
+// Applet describes an applet for the command line and for in-process calls.
+type Applet[A any] struct {
+	Name     string     // "read"
+	Usage    string     // its line in toolkit's list of applets
+	Synopsis string     // its usage line: "toolkit read [flags] PATH"
+	Example  string     // a JSON input, for --help
+	Flags    []cli.Flag // the host's settings (beside the input's flags, made from A)
+	// Person, when set, fills in from the command line what A's flag tags
+	// do not say (content from stdin); it runs after the tags are applied.
+	Person func(c *cli.Context, a *A) error
+	// Run carries out one call.
+	Run func(ctx context.Context, a *A, h Host) outcome.Outcome
+}
+
+// Call decodes data, a call's JSON input, strictly into an A (a usage error
+// names what is wrong), and runs it.
+func (ap Applet[A]) Call(ctx context.Context, data []byte, h Host) outcome.Outcome {
+	var a A
+	if err := input.Decode(data, &a); err != nil {
+		return ap.misuse(err.Error())
+	}
+	return ap.Run(ctx, &a, h)
+}
+
+func (ap Applet[A]) misuse(msg string) outcome.Outcome {
+	o := outcome.Misuse("%s", msg)
+	o.Usage = ap.Synopsis
+	return o
+}
+
+// Command is the applet's command line.
+func (ap Applet[A]) Command() *cli.Command {
+	fields := input.Fields(reflect.TypeFor[A]())
+	flags := append(CommonFlags(), inputFlags(fields)...)
+	text := ap.Synopsis
+	if ap.Example != "" {
+		text += "\n   echo '" + ap.Example + "' | toolkit " + ap.Name
+	}
+	return &cli.Command{
+		Name:            ap.Name,
+		Usage:           ap.Usage,
+		UsageText:       text,
+		Flags:           append(flags, ap.Flags...),
+		HideHelpCommand: true,
+		OnUsageError:    UsageError(ap.Synopsis),
+		Action: func(c *cli.Context) error {
+			mode := OutputMode(c)
+			var a A
+			in, err := ap.gather(c, &a, fields)
+			var r *root.Root
+			if err == nil {
+				r, err = OpenRoot(c)
+			}
+			if err != nil {
+				return Exit(c, ap.inputError(err, in), mode)
+			}
+			defer r.Close()
+			ctx, stop, again := signalContext()
+			defer stop()
+			o := ap.Run(ctx, &a, Host{Root: r, Settings: c, Mode: mode, Stdout: c.App.Writer, Signals: again, Details: mode != outcome.TextMode})
+			return Exit(c, o, mode)
+		},
+	}
+}
+
+// CommonFlags are the flags every applet takes.
+func CommonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "json", Usage: "print the outcome as one JSON object (also TOOLKIT_OUTPUT=json)"},
+		&cli.StringFlag{Name: "root", Usage: "confine paths to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}},
+	}
+}
+
+// Exit prints o as mode says and ends the command with o's exit status.
+func Exit(c *cli.Context, o outcome.Outcome, mode outcome.Mode) error {
+	applet := ""
+	if c.Command != nil && c.Command.Name != c.App.Name {
+		applet = c.Command.Name
+	}
+	return cli.Exit("", o.Print(c.App.Writer, c.App.ErrWriter, applet, mode))
+}
+
+// OutputMode is how the outcome is printed: --stream (an applet's own
+// flag), --json or TOOLKIT_OUTPUT=json, else text. With flags parsed only up
+// to a bad one, it goes by those before it.
+func OutputMode(c *cli.Context) outcome.Mode {
+	switch {
+	case c.Bool("stream"):
+		return outcome.StreamMode
+	case c.Bool("json") || os.Getenv("TOOLKIT_OUTPUT") == "json":
+		return outcome.JSONMode
+	}
+	return outcome.TextMode
+}
+
+// UsageError is urfave/cli's OnUsageError for a command: a bad flag is a
+// usage error outcome, not help text on stdout.
+func UsageError(usage string) cli.OnUsageErrorFunc {
+	return func(c *cli.Context, err error, _ bool) error {
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+			msg = "unknown flag " + name
+		}
+		o := outcome.Misuse("%s", msg)
+		o.Usage = usage
+		return Exit(c, o, OutputMode(c))
+	}
+}
+
+// OpenRoot opens the --root directory, if one is given: nil without one.
+func OpenRoot(c *cli.Context) (*root.Root, error) {
+	dir := c.String("root")
+	if dir == "" {
+		return nil, nil
+	}
+	r, err := root.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--root %s: no such directory", dir)
+	}
+	return r, nil
+}
+
+// signalContext is a context that the first SIGTERM, SIGINT or SIGHUP
+// cancels with a SignalCause, and a channel that carries the ones after it.
+func signalContext() (context.Context, func(), <-chan os.Signal) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 4)
+	again := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		first := true
+		for {
+			select {
+			case s := <-sigs:
+				if first {
+					first = false
+					cancel(SignalCause{Name: unix.SignalName(s.(syscall.Signal))})
+					continue
+				}
+				select {
+				case again <- s:
+				default:
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); close(done); cancel(nil) }, again
+}
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// inputMode says where an applet's input comes from.
+type inputMode int
+
+const (
+	machine inputMode = iota // a JSON object on stdin
+	person                   // flags and arguments
+)
+
+// ErrNoInput is returned when there are neither arguments nor JSON to read.
+var ErrNoInput = errors.New("no input: give the arguments, or a JSON object on stdin")
+
+// gather fills a in from the command line: from the JSON on stdin in
+// machine mode (the flags that stand for input fields may not be given
+// then), or from the flags and arguments in person mode.
+func (ap Applet[A]) gather(c *cli.Context, a *A, fields []Field) (inputMode, error) {
+	if c.NArg() == 0 {
+		if f, ok := c.App.Reader.(*os.File); ok && IsTerminal(f) {
+			return machine, ErrNoInput
+		}
+		for _, f := range fields {
+			if name, ok := flagName(f); ok && c.IsSet(name) {
+				return machine, fmt.Errorf("--%s is an input field: with JSON on stdin, give it in the JSON", name)
+			}
+		}
+		data, err := input.Read(c.App.Reader)
+		if err != nil {
+			return machine, err
+		}
+		return machine, input.Decode(data, a)
+	}
+	if err := fromFlags(c, reflect.ValueOf(a).Elem(), fields); err != nil {
+		return person, err
+	}
+	if ap.Person != nil {
+		if err := ap.Person(c, a); err != nil {
+			return person, err
+		}
+	}
+	return person, input.Check(a)
+}
+
+// ToolError is an error found while gathering the input that is not the
+// input's fault (a file named by a flag cannot be read): a tool error.
+type ToolError string
+
+func (e ToolError) Error() string { return string(e) }
+
+// inputError turns an error found while gathering the input into its
+// outcome: a tool error for a ToolError, else a usage error with the applet's
+// usage line, where a *input.FieldError found in person mode is worded with
+// the flag's name.
+func (ap Applet[A]) inputError(err error, in inputMode) outcome.Outcome {
+	var te ToolError
+	if errors.As(err, &te) {
+		return outcome.Failure("%s", te)
+	}
+	msg := err.Error()
+	var fe *input.FieldError
+	if in == person && errors.As(err, &fe) {
+		msg = fe.PersonError()
+	}
+	return ap.misuse(msg)
+}

@@ -1,0 +1,170 @@
+package cmdline
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"toolkit/internal/input"
+)
+
+// Field is an input field, as the command line sees it.
+type Field = input.Field
+
+// A field's flag tag says how person mode gives it:
+//
+//	flag:"--timeout N"          a flag with a value (N names it in --help)
+//	flag:"--stdin-file FILE,file"  a flag that names a file holding the value
+//	flag:"--all"                a boolean flag
+//	flag:"PATH"                 the one argument
+//	flag:"COMMAND..."           all the arguments, joined by spaces
+//
+// Any other tag ("stdin") is left to the applet's Person function.
+type flagSpec struct {
+	name     string // "timeout", without the dashes; "" for an argument
+	arg      string // "N", "PATH", "COMMAND"
+	many     bool   // COMMAND...: all the arguments
+	file     bool   // the value is a file's content
+	argument bool
+}
+
+func specOf(f Field) (flagSpec, bool) {
+	tag, file := strings.CutSuffix(f.Flag, ",file")
+	name, arg, _ := strings.Cut(tag, " ")
+	if n, ok := strings.CutPrefix(name, "--"); ok {
+		return flagSpec{name: n, arg: arg, file: file}, true
+	}
+	if name == "" || strings.ToUpper(name) != name {
+		return flagSpec{}, false
+	}
+	arg, many := strings.CutSuffix(name, "...")
+	return flagSpec{arg: arg, many: many, argument: true}, true
+}
+
+// flagName is the name of the flag that stands for f, if one does.
+func flagName(f Field) (string, bool) {
+	s, ok := specOf(f)
+	return s.name, ok && !s.argument
+}
+
+// inputFlags are the flags that stand for input fields.
+func inputFlags(fields []Field) []cli.Flag {
+	var flags []cli.Flag
+	for _, f := range fields {
+		s, ok := specOf(f)
+		if !ok || s.argument {
+			continue
+		}
+		usage := f.Usage
+		if usage == "" {
+			usage, _, _ = strings.Cut(f.Desc, ". ")
+			usage = strings.ToLower(usage[:1]) + strings.TrimSuffix(usage[1:], ".")
+		}
+		if s.arg != "" {
+			// urfave/cli shows the word in backquotes as the flag's value.
+			if strings.Contains(usage, s.arg) {
+				usage = strings.Replace(usage, s.arg, "`"+s.arg+"`", 1)
+			} else {
+				usage = "`" + s.arg + "`: " + usage
+			}
+		}
+		switch {
+		case f.Type == input.Boolean:
+			flags = append(flags, &cli.BoolFlag{Name: s.name, Usage: usage})
+		case f.Type == input.Integer:
+			flags = append(flags, &cli.IntFlag{Name: s.name, Usage: usage})
+		case f.Type == input.StringMap || f.Type == input.List:
+			flags = append(flags, &cli.StringSliceFlag{Name: s.name, Usage: usage})
+		default:
+			flags = append(flags, &cli.StringFlag{Name: s.name, Usage: usage})
+		}
+	}
+	return flags
+}
+
+// fromFlags fills the struct st from the flags and arguments that stand for
+// its fields.
+func fromFlags(c *cli.Context, st reflect.Value, fields []Field) error {
+	for _, f := range fields {
+		s, ok := specOf(f)
+		if !ok {
+			continue
+		}
+		if s.argument {
+			args := c.Args().Slice()
+			switch {
+			case s.many:
+				set(st, f, reflect.ValueOf(strings.Join(args, " ")))
+			case len(args) > 1:
+				return fmt.Errorf("one %s, not %d arguments", s.arg, len(args))
+			default:
+				set(st, f, reflect.ValueOf(c.Args().First()))
+			}
+			continue
+		}
+		if !c.IsSet(s.name) {
+			continue
+		}
+		switch f.Type {
+		case input.Boolean:
+			set(st, f, reflect.ValueOf(c.Bool(s.name)))
+		case input.Integer:
+			set(st, f, reflect.ValueOf(c.Int(s.name)))
+		case input.StringMap:
+			m := map[string]string{}
+			for _, kv := range c.StringSlice(s.name) {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return fmt.Errorf("--%s wants NAME=VALUE, not %q", s.name, kv)
+				}
+				m[k] = v
+			}
+			set(st, f, reflect.ValueOf(m))
+		case input.List:
+			set(st, f, reflect.ValueOf(c.StringSlice(s.name)))
+		default:
+			v := c.String(s.name)
+			if s.file {
+				b, err := readFile(v)
+				if err != nil {
+					return err
+				}
+				v = string(b)
+			}
+			set(st, f, reflect.ValueOf(v))
+		}
+	}
+	return nil
+}
+
+// set stores v in the field f of st, through a new pointer for a pointer field.
+func set(st reflect.Value, f Field, v reflect.Value) {
+	dst := st.Field(f.Index())
+	if dst.Kind() == reflect.Pointer {
+		p := reflect.New(dst.Type().Elem())
+		p.Elem().Set(v.Convert(dst.Type().Elem()))
+		dst.Set(p)
+		return
+	}
+	dst.Set(v.Convert(dst.Type()))
+}
+
+// readFile reads a file named on the command line, bounded as an input is.
+func readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err == nil {
+		defer f.Close()
+		var b []byte
+		if b, err = input.Read(f); err == nil {
+			return b, nil
+		}
+	}
+	if pe, ok := err.(*fs.PathError); ok {
+		err = pe.Err
+	}
+	return nil, ToolError(fmt.Sprintf("%s: cannot read: %s", name, err))
+}
