@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,8 +19,9 @@ import (
 	"toolkit/internal/outcome"
 )
 
-// The kill test runs this test binary as a writer: with TOOLKIT_WRITE_CHILD
-// set, it writes stdin to the path the variable names, and exits.
+// The kill test and the tests as another user run this test binary as a
+// writer: with TOOLKIT_WRITE_CHILD set, it writes stdin to the path the
+// variable names, prints the text or the error, and exits 0 or 1.
 func TestMain(m *testing.M) {
 	if path := os.Getenv("TOOLKIT_WRITE_CHILD"); path != "" {
 		o := Run(context.Background(), Args{Path: path, Host: Options{Content: os.Stdin}})
@@ -25,9 +29,58 @@ func TestMain(m *testing.M) {
 			os.Stderr.WriteString(o.Message + "\n")
 			os.Exit(1)
 		}
+		os.Stdout.WriteString(o.Text)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// asNobody runs this test binary as the writer of path, as the user nobody
+// (65534), with content on stdin, and returns what it printed and whether it
+// wrote. It skips unless the test runs as root.
+func asNobody(t *testing.T, path, content string) (string, bool) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: running as another user needs root")
+	}
+	// A copy of the test binary that nobody may run.
+	dir, err := os.MkdirTemp("", "toolkit-write-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	exe := filepath.Join(dir, "write.test")
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil || os.Chmod(dir, 0o755) != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "TOOLKIT_WRITE_CHILD="+path)
+	cmd.Stdin = strings.NewReader(content)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	return string(out), err == nil
+}
+
+// world makes a directory that everyone may enter, as root; t.TempDir's
+// are the test user's alone.
+func world(t *testing.T, mode os.FileMode) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "toolkit-write-world-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 func temps(t *testing.T, dir string) []string {
@@ -214,5 +267,170 @@ func TestOwnerKept(t *testing.T) {
 	}
 	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 1234 || st.Gid != 5678 {
 		t.Fatalf("owner %d:%d, want 1234:5678", st.Uid, st.Gid)
+	}
+}
+
+// TestIfMatchRaces: writers with the same if_match start at once, 200
+// times: exactly one wins each time, and the others are told the file
+// changed. The same for "absent": exactly one creates the file.
+func TestIfMatchRaces(t *testing.T) {
+	const races, writers = 200, 3
+	dir := t.TempDir()
+	for _, kind := range []string{"sha256", "absent"} {
+		wins := map[int]int{}
+		for i := range races {
+			path := filepath.Join(dir, kind+strconv.Itoa(i))
+			match := "absent"
+			if kind == "sha256" {
+				if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				sum := sha256.Sum256([]byte("old\n"))
+				match = hex.EncodeToString(sum[:])[:12] // a prefix will do
+			}
+			var wg sync.WaitGroup
+			won := make(chan string, writers)
+			start := make(chan struct{})
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					content := "writer " + strconv.Itoa(w) + "\n"
+					o := Run(t.Context(), Args{Path: path, Content: content, IfMatch: &match})
+					switch {
+					case o.Kind == outcome.Done:
+						won <- content
+					case !strings.Contains(o.Message, "changed since it was read"):
+						t.Errorf("%s race %d: %q", kind, i, o.Message)
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			close(won)
+			n := 0
+			for content := range won {
+				n++
+				if got, _ := os.ReadFile(path); string(got) != content {
+					t.Fatalf("%s race %d: the winner wrote %q, the file holds %q", kind, i, content, got)
+				}
+			}
+			wins[n]++
+		}
+		if wins[1] != races {
+			t.Fatalf("%s: winners per race %v, want exactly one in each of %d", kind, wins, races)
+		}
+	}
+}
+
+// TestLinkInLinkedDirectory: a link inside a directory reached through a
+// link is followed from where it really is, as the kernel and read do.
+func TestLinkInLinkedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sub", "deeper"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"d": "sub/deeper", "sub/deeper/link": "../x"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Run(t.Context(), Args{Path: filepath.Join(dir, "d", "link"), Content: "through\n"})
+	if o.Kind != outcome.Done {
+		t.Fatal(o.Message)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "sub", "x")); err != nil || string(got) != "through\n" {
+		t.Fatalf("sub/x holds %q, %v; the text: %q", got, err, o.Text)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Fatal("./x was written")
+	}
+}
+
+// TestSetuidKept: the mode survives exactly, setuid bit included, when the
+// owner is given back (chown clears it; chmod comes after).
+func TestSetuidKept(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: only root may give a file another owner")
+	}
+	path := filepath.Join(t.TempDir(), "tool")
+	if err := os.WriteFile(path, []byte("old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 1234, 5678); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o755|os.ModeSetuid|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	if o := Run(t.Context(), Args{Path: path, Content: "new"}); o.Kind != outcome.Done {
+		t.Fatal(o.Message)
+	}
+	fi, _ := os.Stat(path)
+	if fi.Mode() != 0o755|os.ModeSetuid|os.ModeSetgid {
+		t.Fatalf("mode %v, want %v", fi.Mode(), 0o755|os.ModeSetuid|os.ModeSetgid)
+	}
+}
+
+// TestOwnerNotKeptIsSaid: a writer that may not give the file its owner
+// back says so in the text.
+func TestOwnerNotKeptIsSaid(t *testing.T) {
+	dir := world(t, 0o777)
+	path := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(path, []byte("old"), 0o666); err != nil || os.Chmod(path, 0o666) != nil {
+		t.Fatal(err)
+	}
+	out, ok := asNobody(t, path, "new")
+	if !ok || !strings.Contains(out, "[the owner could not be kept: it was uid 0, gid 0; the file is toolkit's user's now]") {
+		t.Fatalf("ok %v: %q", ok, out)
+	}
+}
+
+// TestInPlaceWhenTheDirectoryRefuses: a file toolkit may write, in a
+// directory it may not, is written in place and the text says so; a new
+// file there is an error naming the directory.
+func TestInPlaceWhenTheDirectoryRefuses(t *testing.T) {
+	dir := world(t, 0o755)
+	path := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(path, []byte("old content\n"), 0o666); err != nil || os.Chmod(path, 0o666) != nil {
+		t.Fatal(err)
+	}
+	out, ok := asNobody(t, path, "new\n")
+	if !ok || !strings.Contains(out, "[written in place: the directory "+dir+" takes no new file; not atomic]") {
+		t.Fatalf("ok %v: %q", ok, out)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "new\n" {
+		t.Fatalf("the file holds %q", got)
+	}
+	out, ok = asNobody(t, filepath.Join(dir, "new.txt"), "x")
+	if ok || !strings.Contains(out, ": cannot create a file in the directory "+dir+": permission denied") {
+		t.Fatalf("a new file: ok %v: %q", ok, out)
+	}
+}
+
+// TestInPlaceOnAMountPoint: a file bind-mounted over another (a
+// container's /etc/hosts) cannot be renamed over: it is written in place.
+func TestInPlaceOnAMountPoint(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: mounting needs root")
+	}
+	dir := t.TempDir()
+	src, target := filepath.Join(dir, "src"), filepath.Join(dir, "hosts")
+	for _, p := range []string{src, target} {
+		if err := os.WriteFile(p, []byte("127.0.0.1 localhost\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("mount", "--bind", src, target).CombinedOutput(); err != nil {
+		t.Skipf("skipped: cannot bind-mount here: %v: %s", err, out)
+	}
+	defer exec.Command("umount", target).Run()
+	o := Run(t.Context(), Args{Path: target, Content: "10.0.0.1 box\n"})
+	if o.Kind != outcome.Done || !strings.Contains(o.Text, "[written in place: "+target+" is a mount point; not atomic]") {
+		t.Fatalf("got %v %q %q", o.Kind, o.Text, o.Message)
+	}
+	if got, _ := os.ReadFile(src); string(got) != "10.0.0.1 box\n" {
+		t.Fatalf("the mounted file holds %q", got)
 	}
 }

@@ -3,10 +3,13 @@
 // resolves every component itself and never follows a link out.
 //
 // Inside a Root, a relative path starts at the root; an absolute path is taken
-// as a host path and must lie under the root; "..", an absolute path elsewhere,
-// and a symbolic link (at any depth, relative or absolute) that leads out are
-// all refused with ErrOutside. os.Root refuses absolute symbolic links
-// altogether, even ones that point back inside.
+// as a host path and must lie under the root, spelled with the root's real
+// path or as it was given (a root given through a link, /work -> /mnt/vol,
+// takes both); "..", an absolute path elsewhere, and a symbolic link (at any
+// depth, relative or absolute) that leads out are all refused with
+// ErrOutside. os.Root refuses absolute symbolic links altogether, even ones
+// that point back inside. "~" and "~/…" are the home directory, which must
+// lie under the root too.
 //
 // A nil *Root confines nothing: every method then works on the process's own
 // paths, so the applets have one code path either way.
@@ -25,26 +28,28 @@ var ErrOutside = errors.New("outside the root")
 
 // Root is a directory tree that paths are confined to.
 type Root struct {
-	dir string // absolute and clean
-	r   *os.Root
+	dir   string // absolute, clean, with no link in it
+	given string // absolute and clean, as it was given
+	r     *os.Root
 }
 
 // Open opens dir as a root.
 func Open(dir string) (*Root, error) {
-	abs, err := filepath.Abs(dir)
+	given, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
 	// Links in the root's own path are the host's business: follow them,
 	// so that absolute paths under the real directory are recognised.
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
+	real := given
+	if p, err := filepath.EvalSymlinks(given); err == nil {
+		real = p
 	}
-	r, err := os.OpenRoot(abs)
+	r, err := os.OpenRoot(real)
 	if err != nil {
 		return nil, err
 	}
-	return &Root{dir: abs, r: r}, nil
+	return &Root{dir: real, given: given, r: r}, nil
 }
 
 // Dir is the root's directory, absolute.
@@ -60,31 +65,33 @@ func (r *Root) Close() error {
 
 // Rel returns name as a path relative to the root, or ErrOutside.
 func (r *Root) Rel(name string) (string, error) {
-	if filepath.IsAbs(name) {
-		clean := filepath.Clean(name)
-		if clean == r.dir {
+	name = Expand(name)
+	if !filepath.IsAbs(name) {
+		if name == "" {
 			return ".", nil
 		}
-		rest, ok := strings.CutPrefix(clean, r.dir+string(filepath.Separator))
-		if !ok && r.dir == "/" {
-			rest, ok = strings.TrimPrefix(clean, "/"), true
-		}
-		if !ok {
-			return "", ErrOutside
-		}
-		return rest, nil
+		return name, nil
 	}
-	if name == "" {
-		return ".", nil
+	clean := filepath.Clean(name)
+	for _, dir := range []string{r.dir, r.given} {
+		if clean == dir {
+			return ".", nil
+		}
+		if dir == "/" {
+			return strings.TrimPrefix(clean, "/"), nil
+		}
+		if rest, ok := strings.CutPrefix(clean, dir+string(filepath.Separator)); ok {
+			return rest, nil
+		}
 	}
-	return name, nil
+	return "", ErrOutside
 }
 
 // HostPath is where name is on the host: the path to hand to a process that
 // is not confined (shell's cwd). It resolves nothing; use it after a check.
 func (r *Root) HostPath(name string) (string, error) {
 	if r == nil {
-		return name, nil
+		return Expand(name), nil
 	}
 	rel, err := r.Rel(name)
 	if err != nil {
@@ -98,7 +105,7 @@ func (r *Root) HostPath(name string) (string, error) {
 // worded as ErrOutside.
 func do[T any](r *Root, op, name string, free func(string) (T, error), confined func(*os.Root, string) (T, error)) (T, error) {
 	if r == nil {
-		return free(name)
+		return free(Expand(name))
 	}
 	rel, err := r.Rel(name)
 	if err != nil {
@@ -159,7 +166,7 @@ func (r *Root) Remove(name string) error {
 }
 
 func (r *Root) Rename(from, to string) error {
-	relFrom := from
+	relFrom := Expand(from)
 	if r != nil {
 		var err error
 		if relFrom, err = r.Rel(from); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -66,5 +67,97 @@ func TestNilRoot(t *testing.T) {
 	}
 	if hp, _ := r.HostPath(p); hp != p {
 		t.Fatalf("HostPath = %q", hp)
+	}
+}
+
+// TestResolve: links are followed from where they really are, component by
+// component; what does not exist is kept; a link out is refused under a
+// root, and followed without one.
+func TestResolve(t *testing.T) {
+	base := t.TempDir()
+	for _, d := range []string{"sub/deeper", "out"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"d":                 "sub/deeper",
+		"sub/deeper/link":   "../x",
+		"sub/deeper/chain":  "link",
+		"sub/deeper/up":     "../../..",
+		"sub/deeper/loop":   "loop",
+		"sub/deeper/absout": filepath.Join(base, "out"),
+		"abs":               filepath.Join(base, "sub"),
+	} {
+		if err := os.Symlink(target, filepath.Join(base, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for in, want := range map[string]string{
+		"d/link":         "sub/x",
+		"d/chain":        "sub/x",
+		"d/new/file":     "sub/deeper/new/file",
+		"d/../x":         "sub/x", // .. of the real directory, as the kernel has it
+		"sub/./deeper":   "sub/deeper",
+		"d/link/../y":    "sub/y", // sub/x does not exist: the rest is taken as written, cleaned
+		base + "/d/link": "sub/x",
+		"":               ".",
+	} {
+		if got, err := r.Resolve(in); err != nil || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"d/up", "d/absout/f", "abs/f", "../x", "d/nope/../../../../x"} {
+		if _, err := r.Resolve(in); !errors.Is(err, ErrOutside) {
+			t.Errorf("Resolve(%q) = %v, want ErrOutside", in, err)
+		}
+	}
+	if _, err := r.Resolve("d/loop"); !errors.Is(err, syscall.ELOOP) {
+		t.Errorf("Resolve(d/loop) = %v, want ELOOP", err)
+	}
+	var free *Root
+	if got, err := free.Resolve(filepath.Join(base, "d/absout/f")); err != nil || got != filepath.Join(base, "out/f") {
+		t.Errorf("without a root, Resolve through an absolute link = %q, %v", got, err)
+	}
+}
+
+// TestGivenThroughALink: a root given as a link takes absolute paths
+// spelled with the link as well as with the real directory.
+func TestGivenThroughALink(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "volume")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "work")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for in, want := range map[string]string{link: ".", link + "/a/b": "a/b", real + "/c": "c"} {
+		if got, err := r.Rel(in); err != nil || got != want {
+			t.Errorf("Rel(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := r.Rel(base + "/other"); !errors.Is(err, ErrOutside) {
+		t.Errorf("Rel of a sibling = %v", err)
+	}
+}
+
+func TestExpand(t *testing.T) {
+	t.Setenv("HOME", "/home/model")
+	for in, want := range map[string]string{"~": "/home/model", "~/notes.txt": "/home/model/notes.txt", "~user/x": "~user/x", "a/~": "a/~", "/~": "/~"} {
+		if got := Expand(in); got != want {
+			t.Errorf("Expand(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

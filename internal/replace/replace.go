@@ -1,0 +1,416 @@
+// Package replace puts a new content in a file's place whole or not at all:
+// the one path by which write, edit and patch change files.
+//
+// Stage writes the content to a temporary file in the target's directory
+// (an unnamed O_TMPFILE where the file system has them, else a named
+// .NAME.toolkit-….tmp created exclusively), gives it the old file's owner and
+// then its mode (chown clears setuid bits, so in that order), and syncs it.
+// Commit then takes the directory's lock, checks that the target is as the
+// caller expects (its sha256, or that there is none), renames the staged
+// file over it (a new file is linked in with no replace: a file created
+// since is never overwritten), lets the lock go and syncs the directory. A
+// crash, a kill -9 or a full disk at any moment leaves the old content or
+// the new one, and a failed write leaves no temporary file behind.
+//
+// Where the rename cannot be done, a file that exists is written in place
+// instead, and the Result says why: a bind-mounted file (a container's
+// /etc/hosts) cannot be renamed over, and a writable file in a directory
+// toolkit may not write, or a sticky one, cannot be replaced.
+package replace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"toolkit/internal/root"
+	"toolkit/internal/tempfile"
+)
+
+// Staged is a new content written and synced beside its target, ready to
+// take its place.
+type Staged struct {
+	r      *root.Root
+	target string   // with no link in it (root.Resolve)
+	dir    *os.File // the target's directory, opened inside the root
+	f      *os.File // the new content, open for reading and writing
+	name   string   // the named temporary file in dir; "" for an unnamed one
+	// inPlace, when set, says why the content must be written into the
+	// target itself: f is then a file of toolkit's own elsewhere.
+	inPlace string
+
+	// Old is the file being replaced; nil for a new one.
+	Old os.FileInfo
+	// OwnerKept says whether the new file got the old one's owner and
+	// group; nil for a new file, or one written in place.
+	OwnerKept *bool
+}
+
+// Expect is what the target must be just before it is replaced.
+type Expect struct {
+	Absent bool   // there must be no file
+	SHA256 string // a prefix (12 or more hex digits) of its sha256; "" for any
+}
+
+// Changed is the error of a Commit whose target is not what was expected.
+type Changed struct {
+	Now    *string // the target's sha256 now; nil when there is none
+	Absent bool    // there was to be no file
+}
+
+func (c *Changed) Error() string {
+	switch {
+	case c.Now == nil:
+		return "changed since it was read (it no longer exists)"
+	case c.Absent:
+		return "changed since it was read (it exists now, sha256 " + *c.Now + ")"
+	}
+	return "changed since it was read (sha256 now " + *c.Now + ")"
+}
+
+// Result says how a Commit went.
+type Result struct {
+	// InPlace, when set, says why the content was written into the target
+	// itself, not atomically: "/etc/hosts is a mount point".
+	InPlace string
+}
+
+// Stage writes a new content for target, a path with no link in it, with
+// write, in a temporary file beside it. The directories on the way are made.
+func Stage(r *root.Root, target string, write func(io.Writer) error) (*Staged, error) {
+	s := &Staged{r: r, target: target}
+	old, err := r.Lstat(target)
+	switch {
+	case err == nil && old.IsDir():
+		return nil, &fs.PathError{Op: "write", Path: target, Err: syscall.EISDIR}
+	case err == nil && !old.Mode().IsRegular():
+		return nil, &fs.PathError{Op: "write", Path: target, Err: ErrNotRegular}
+	case err == nil:
+		s.Old = old
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	dir := filepath.Dir(target)
+	if err := r.MkdirAll(dir, 0o755); err != nil {
+		return nil, &DirError{Dir: dir, Err: err, Make: true}
+	}
+	if s.dir, err = r.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0); err != nil {
+		return nil, err
+	}
+	if err := s.open(); err != nil {
+		s.dir.Close()
+		if !refused(err) {
+			return nil, err
+		}
+		if s.Old == nil {
+			return nil, &DirError{Dir: dir, Err: err}
+		}
+		// The directory takes no new file, but the file may be written.
+		if s.dir, err = r.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0); err != nil {
+			return nil, err
+		}
+		if s.f, err = tempfile.Create(os.TempDir(), "toolkit-write-", ".tmp"); err != nil {
+			s.dir.Close()
+			return nil, err
+		}
+		_ = os.Remove(s.f.Name())
+		s.inPlace = "the directory " + dir + " takes no new file"
+	}
+	if err := s.fill(write); err != nil {
+		s.Abort()
+		return nil, err
+	}
+	return s, nil
+}
+
+// refused reports whether err is a directory refusing a new file.
+func refused(err error) bool { return errors.Is(err, fs.ErrPermission) }
+
+// open creates the temporary file in the target's directory.
+func (s *Staged) open() error {
+	if procFD() {
+		fd, err := unix.Openat(int(s.dir.Fd()), ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			s.f = os.NewFile(uintptr(fd), s.target)
+			return nil
+		}
+		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+			return &fs.PathError{Op: "create", Path: filepath.Dir(s.target), Err: err}
+		}
+	}
+	s.name = tempfile.Name("."+filepath.Base(s.target)+".toolkit-", ".tmp")
+	f, err := s.r.OpenFile(filepath.Join(filepath.Dir(s.target), s.name), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		s.name = ""
+		return err
+	}
+	s.f = f
+	return nil
+}
+
+// procFD reports whether /proc/self/fd is there: an unnamed file is given
+// its name through it.
+var procFD = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/fd")
+	return err == nil
+})
+
+// fill writes the content, gives it the old file's owner, then its mode,
+// and syncs it.
+func (s *Staged) fill(write func(io.Writer) error) error {
+	if err := write(s.f); err != nil {
+		return err
+	}
+	if s.inPlace != "" {
+		return nil
+	}
+	mode := 0o644 &^ umask()
+	if s.Old != nil {
+		mode = s.Old.Mode().Perm() | s.Old.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky)
+		kept := keepOwner(s.f, s.Old)
+		s.OwnerKept = &kept
+	}
+	if err := s.f.Chmod(mode); err != nil {
+		return err
+	}
+	return s.f.Sync()
+}
+
+// keepOwner gives f the old file's owner and group, and reports whether it
+// could (only root, or the owner keeping its own group, may).
+func keepOwner(f *os.File, old os.FileInfo) bool {
+	st, ok := old.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	if int(st.Uid) == os.Geteuid() && int(st.Gid) == os.Getegid() {
+		return true
+	}
+	return f.Chown(int(st.Uid), int(st.Gid)) == nil
+}
+
+// Abort drops the staged content.
+func (s *Staged) Abort() {
+	s.f.Close()
+	if s.name != "" {
+		_ = unix.Unlinkat(int(s.dir.Fd()), s.name, 0)
+	}
+	s.dir.Close()
+}
+
+// Commit puts the staged content in the target's place if the target is as
+// expect says, under the directory's lock, and syncs the directory. After
+// Commit, the Staged is spent, whatever it returns.
+func (s *Staged) Commit(expect Expect) (Result, error) {
+	defer s.dir.Close()
+	defer s.f.Close()
+	dfd := int(s.dir.Fd())
+	// Other toolkits wait here from their last look to their rename, so
+	// that of two with the same expectation one wins and the other sees
+	// what the first did. A file system without locks goes without.
+	if unix.Flock(dfd, unix.LOCK_EX) == nil {
+		defer unix.Flock(dfd, unix.LOCK_UN)
+	}
+	base := filepath.Base(s.target)
+	if err := s.check(expect); err != nil {
+		s.drop()
+		return Result{}, err
+	}
+	if s.inPlace != "" {
+		return s.writeInPlace(s.inPlace)
+	}
+	err := s.rename(dfd, base, expect.Absent)
+	switch {
+	case err == nil:
+	case s.Old != nil && errors.Is(err, syscall.EBUSY):
+		return s.writeInPlace(s.target + " is a mount point")
+	case s.Old != nil && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES)):
+		return s.writeInPlace("the directory " + filepath.Dir(s.target) + " lets no other file take its place")
+	case errors.Is(err, syscall.EEXIST):
+		s.drop()
+		now, _ := s.current()
+		return Result{}, &Changed{Now: now, Absent: true}
+	default:
+		s.drop()
+		return Result{}, err
+	}
+	if err := s.dir.Sync(); err != nil {
+		return Result{}, &Unsynced{Err: err}
+	}
+	return Result{}, nil
+}
+
+// rename puts the staged file at base in the directory: over what is there,
+// or, with absent, only where nothing is.
+func (s *Staged) rename(dfd int, base string, absent bool) error {
+	if s.name == "" {
+		// An unnamed file is given a name through /proc/self/fd: the target's
+		// own when nothing may be there, else a temporary one to rename.
+		from := "/proc/self/fd/" + strconv.Itoa(int(s.f.Fd()))
+		if absent {
+			return unix.Linkat(unix.AT_FDCWD, from, dfd, base, unix.AT_SYMLINK_FOLLOW)
+		}
+		s.name = tempfile.Name("."+base+".toolkit-", ".tmp")
+		if err := unix.Linkat(unix.AT_FDCWD, from, dfd, s.name, unix.AT_SYMLINK_FOLLOW); err != nil {
+			s.name = ""
+			return err
+		}
+	}
+	var err error
+	if absent {
+		err = unix.Renameat2(dfd, s.name, dfd, base, unix.RENAME_NOREPLACE)
+		if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS) {
+			// No RENAME_NOREPLACE here: a link fails as well where a file is.
+			if err = unix.Linkat(dfd, s.name, dfd, base, 0); err == nil {
+				_ = unix.Unlinkat(dfd, s.name, 0)
+			}
+		}
+	} else {
+		err = unix.Renameat(dfd, s.name, dfd, base)
+	}
+	if err == nil {
+		s.name = ""
+	}
+	return err
+}
+
+// drop removes a named temporary file that is left.
+func (s *Staged) drop() {
+	if s.name != "" {
+		_ = unix.Unlinkat(int(s.dir.Fd()), s.name, 0)
+		s.name = ""
+	}
+}
+
+// check compares the target now with what is expected.
+func (s *Staged) check(expect Expect) error {
+	if !expect.Absent && expect.SHA256 == "" {
+		return nil
+	}
+	now, err := s.current()
+	if err != nil {
+		return err
+	}
+	switch {
+	case expect.Absent && now != nil,
+		!expect.Absent && (now == nil || !strings.HasPrefix(*now, strings.ToLower(expect.SHA256))):
+		return &Changed{Now: now, Absent: expect.Absent}
+	}
+	return nil
+}
+
+// current is the target's sha256 now, nil when there is no file.
+func (s *Staged) current() (*string, error) {
+	sum, err := HashFile(s.r, s.target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &sum, nil
+}
+
+// writeInPlace copies the staged content into the target itself: opened
+// for writing (the target is checked to be the same regular file), written,
+// cut to its length, synced.
+func (s *Staged) writeInPlace(why string) (Result, error) {
+	s.drop()
+	t, err := s.r.OpenFile(s.target, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s, and it cannot be written in place: %w", why, err)
+	}
+	defer t.Close()
+	if fi, err := t.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return Result{}, &fs.PathError{Op: "write", Path: s.target, Err: ErrNotRegular}
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return Result{}, err
+	}
+	n, err := io.Copy(struct{ io.Writer }{t}, s.f)
+	if err == nil {
+		err = t.Truncate(n)
+	}
+	if err == nil {
+		err = t.Sync()
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("written in place (%s), and it failed half way: %w", why, err)
+	}
+	s.OwnerKept = nil
+	return Result{InPlace: why}, nil
+}
+
+// ErrNotRegular is the error for a target that is a FIFO, a socket or a
+// device.
+var ErrNotRegular = errors.New("not a regular file")
+
+// DirError is a target's directory that cannot be made, or that takes no
+// new file.
+type DirError struct {
+	Dir  string
+	Err  error
+	Make bool // it could not be made
+}
+
+func (e *DirError) Error() string {
+	if e.Make {
+		return "cannot create the directory " + e.Dir + ": " + root.Reason(e.Err)
+	}
+	return "cannot create a file in the directory " + e.Dir + ": " + root.Reason(e.Err)
+}
+func (e *DirError) Unwrap() error { return e.Err }
+
+// Unsynced is the error of a Commit whose content is in place, but whose
+// directory could not be synced.
+type Unsynced struct{ Err error }
+
+func (e *Unsynced) Error() string {
+	return "written, but the directory could not be synced: " + root.Reason(e.Err)
+}
+func (e *Unsynced) Unwrap() error { return e.Err }
+
+// HashFile is the sha256 of a regular file's bytes.
+func HashFile(r *root.Root, path string) (string, error) {
+	f, err := r.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, make([]byte, 256<<10)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// umask is the process's file mode creation mask, read once from /proc
+// (setting it to read it back would race with other goroutines' creates).
+var umask = sync.OnceValue(func() os.FileMode {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0o022
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Umask:"); ok {
+			if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return os.FileMode(n)
+			}
+		}
+	}
+	return 0o022
+})
