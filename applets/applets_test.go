@@ -2,101 +2,144 @@ package applets
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"toolkit/internal/input"
 )
 
-// sample is a valid value for a property of the schema.
-func sample(t *testing.T, p map[string]any) any {
-	switch p["type"] {
-	case "string":
-		return "x"
-	case "integer":
-		if m, ok := p["minimum"].(int64); ok {
-			return m + 1
-		}
-		return 2
-	case "boolean":
-		return true
-	case "object":
-		return map[string]string{"K": "v"}
+// resolved is a tool's input schema, ready to validate with.
+func resolved(t *testing.T, tool Tool) (*jsonschema.Resolved, map[string]any) {
+	t.Helper()
+	m := input.Schema(tool.Args)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no sample for %v", p)
-	return nil
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatalf("the schema does not resolve: %v\n%s", err, b)
+	}
+	return rs, m
 }
 
-// TestSchemaMatchesDecoder: every schema property is a field the decoder
-// takes (with a value of the schema's type it decodes), every field the
-// decoder takes is in the schema, and the required lists agree; a property
-// the schema does not list is refused by both.
-func TestSchemaMatchesDecoder(t *testing.T) {
+// edges are values to try in every property: of every JSON type, and the
+// strings and objects at the edges of the decoder's checks.
+var edges = []string{
+	`null`, `""`, `"x"`, `"\u0000"`, `"a\u0000b"`, `"absent"`, `"0123456789ab"`, `"0123456789a"`,
+	`"0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"`, `"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0"`,
+	`"zzzzzzzzzzzz"`, `0`, `-1`, `1`, `2`, `1.5`, `30.0`, `true`, `false`, `"true"`, `"5"`,
+	`{}`, `{"A":"1"}`, `{"A=B":"1"}`, `{"":"1"}`, `{"A":"\u0000"}`, `{"\u0000":"1"}`, `{"A":1}`, `{"A":null}`, `{"a.txt":"absent"}`,
+	`[]`, `["x"]`, `[null]`, `[{}]`, `[{"old_text":"a","new_text":"b"}]`,
+}
+
+// TestSchemaAgreesWithDecoder: for every tool, an input with each edge value
+// in each property (the others valid), or a property the tool does not
+// have, is accepted by the input schema exactly when the decoder accepts it.
+func TestSchemaAgreesWithDecoder(t *testing.T) {
 	for _, tool := range All() {
 		t.Run(tool.Name, func(t *testing.T) {
 			if len(tool.Description) < 200 {
 				t.Errorf("description too short for a model: %q", tool.Description)
 			}
-			s := input.Schema(tool.Args)
-			props := s["properties"].(map[string]any)
-			var names, required []string
-			for _, f := range input.Fields(tool.Args) {
-				names = append(names, f.Name)
-				if f.Required {
-					required = append(required, f.Name)
+			rs, schema := resolved(t, tool)
+			props := schema["properties"].(map[string]any)
+			base := map[string]json.RawMessage{}
+			for _, name := range requiredOf(schema) {
+				base[name] = validFor(t, props, name)
+			}
+			check := func(in map[string]json.RawMessage) {
+				t.Helper()
+				data, _ := json.Marshal(in)
+				var instance any
+				if err := json.Unmarshal(data, &instance); err != nil {
+					t.Fatal(err)
 				}
-				if _, ok := props[f.Name]; !ok {
-					t.Errorf("field %q is not in the schema", f.Name)
+				schemaErr := rs.Validate(instance)
+				decodeErr := input.Decode(data, reflect.New(tool.Args).Interface())
+				if (schemaErr == nil) != (decodeErr == nil) {
+					t.Errorf("%s: the schema says %v, the decoder %v", data, schemaErr, decodeErr)
 				}
 			}
-			var listed []string
+			check(base)
+			names := make([]string, 0, len(props))
 			for name := range props {
-				listed = append(listed, name)
+				names = append(names, name)
 			}
 			sort.Strings(names)
-			sort.Strings(listed)
-			if !slices.Equal(names, listed) {
-				t.Errorf("schema properties %v, decoder fields %v", listed, names)
-			}
-			req, _ := s["required"].([]string)
-			if !slices.Equal(req, required) {
-				t.Errorf("schema requires %v, decoder %v", req, required)
-			}
-			if s["additionalProperties"] != false {
-				t.Error("the schema allows other properties; the decoder does not")
-			}
-
-			// All required fields with sample values decode; so does each
-			// optional one added; an unlisted one does not.
-			base := map[string]any{}
-			for _, name := range required {
-				base[name] = sample(t, props[name].(map[string]any))
-			}
-			decode := func(m map[string]any) error {
-				data, _ := json.Marshal(m)
-				dst := reflect.New(tool.Args).Interface()
-				return input.Decode(data, dst)
-			}
-			if err := decode(base); err != nil {
-				t.Fatalf("required fields %v: %v", base, err)
-			}
-			for name, p := range props {
-				m := map[string]any{}
-				for k, v := range base {
-					m[k] = v
+			for _, name := range names {
+				for _, v := range edges {
+					in := maps.Clone(base)
+					in[name] = json.RawMessage(v)
+					check(in)
 				}
-				m[name] = sample(t, p.(map[string]any))
-				if err := decode(m); err != nil {
-					t.Errorf("property %q: %v", name, err)
-				}
+				in := maps.Clone(base)
+				delete(in, name)
+				check(in)
 			}
-			base["not_in_schema"] = 1
-			if err := decode(base); err == nil || !strings.Contains(err.Error(), "unknown field") {
-				t.Errorf("an unlisted property decoded: %v", err)
-			}
+			in := maps.Clone(base)
+			in["not_in_schema"] = json.RawMessage(`1`)
+			check(in)
 		})
 	}
+}
+
+// TestSchemaListsTheFields: the schema's properties are the decoder's
+// fields, and their required lists agree.
+func TestSchemaListsTheFields(t *testing.T) {
+	for _, tool := range All() {
+		_, s := resolved(t, tool)
+		var names, required, listed []string
+		for _, f := range input.Fields(tool.Args) {
+			names = append(names, f.Name)
+			if f.Required {
+				required = append(required, f.Name)
+			}
+		}
+		for name := range s["properties"].(map[string]any) {
+			listed = append(listed, name)
+		}
+		sort.Strings(names)
+		sort.Strings(listed)
+		if !slices.Equal(names, listed) || !slices.Equal(requiredOf(s), required) || s["additionalProperties"] != false {
+			t.Errorf("%s: schema properties %v (required %v), decoder fields %v (required %v)", tool.Name, listed, requiredOf(s), names, required)
+		}
+	}
+}
+
+func requiredOf(s map[string]any) []string {
+	r, _ := s["required"].([]string)
+	return r
+}
+
+// validFor is an edge value that the property's own schema takes.
+func validFor(t *testing.T, props map[string]any, name string) json.RawMessage {
+	t.Helper()
+	b, _ := json.Marshal(props[name])
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range edges {
+		var instance any
+		_ = json.Unmarshal([]byte(v), &instance)
+		if v != "null" && rs.Validate(instance) == nil {
+			return json.RawMessage(v)
+		}
+	}
+	t.Fatalf("no edge value fits %q", name)
+	return nil
 }

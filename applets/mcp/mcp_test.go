@@ -114,7 +114,7 @@ func TestEachTool(t *testing.T) {
 	sum := structured(t, w)["sha256"]
 
 	r := call(t, cs, "read", map[string]any{"path": "notes.txt"})
-	if r.IsError || text(r) != "     1\tone\n     2\ttwo\n" {
+	if r.IsError || text(r) != "     1\tone\n     2\ttwo\n[lines 1-2 of 2; sha256 "+sum.(string)[:12]+"]\n" {
 		t.Fatalf("read: %v %q", r.IsError, text(r))
 	}
 	if got := structured(t, r)["sha256"]; got != sum {

@@ -15,6 +15,12 @@ type Line struct {
 	Chars int64  // characters in the whole line (invalid bytes count one each)
 	CRLF  bool   // it ended with "\r\n" (the "\r" is in neither Text nor Chars)
 	Bytes int64  // its bytes in the file, terminator included
+	// Capped says the line was too long to count to its end: Chars is what
+	// was counted.
+	Capped bool
+	// Partial says the line is shown from a place inside it: its start is
+	// further back than a call reads.
+	Partial bool
 }
 
 // splitter cuts a stream of bytes into lines as it comes, block by block,
@@ -27,13 +33,14 @@ type splitter struct {
 	first, last int64 // the lines to hand on, inclusive; last may be lowered as it runs
 	emit        func(Line)
 
-	line  int64 // the number of the line being read
-	text  []byte
-	chars int64
-	size  int64
-	lastB byte // the line's last byte so far
-	pend  [utf8.UTFMax]byte
-	npend int // bytes of a character split at the end of the last block
+	line   int64 // the number of the line being read
+	text   []byte
+	chars  int64
+	size   int64
+	lastB  byte // the line's last byte so far
+	pend   [utf8.UTFMax]byte
+	npend  int  // bytes of a character split at the end of the last block
+	capped bool // the line being finished was cut short by capLine
 }
 
 func newSplitter(first, last int64, emit func(Line)) *splitter {
@@ -188,7 +195,7 @@ func (s *splitter) finish(newline bool) {
 		}
 		s.npend = 0
 	}
-	l := Line{Num: s.line, Chars: s.chars, Bytes: s.size}
+	l := Line{Num: s.line, Chars: s.chars, Bytes: s.size, Capped: s.capped}
 	if newline && s.lastB == '\r' {
 		l.CRLF = true
 		l.Chars--
@@ -202,6 +209,17 @@ func (s *splitter) finish(newline bool) {
 	s.line++
 	s.text = s.text[:0]
 	s.chars, s.size, s.lastB = 0, 0, 0
+}
+
+// lineBytes is how many bytes of the line being read have come so far.
+func (s *splitter) lineBytes() int64 { return s.size }
+
+// capLine ends the line being read where it is, as one too long to count.
+func (s *splitter) capLine() {
+	s.npend = 0
+	s.capped = true
+	s.finish(false)
+	s.capped = false
 }
 
 // end ends the stream: a last line without "\n" is a line too.

@@ -1,6 +1,8 @@
 package read
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -120,7 +122,7 @@ func TestSwapForFIFO(t *testing.T) {
 		select {
 		case o := <-done:
 			switch {
-			case o.Kind == outcome.Done && o.Text == "     1\ttext\n":
+			case o.Kind == outcome.Done && shown(o) == "     1\ttext\n":
 				seen["file"]++
 			case o.Kind == outcome.ToolError && strings.HasSuffix(o.Message, "not a regular file"):
 				seen["fifo"]++
@@ -134,4 +136,21 @@ func TestSwapForFIFO(t *testing.T) {
 		}
 	}
 	t.Logf("outcomes: %v", seen)
+}
+
+// TestCancelled: a read takes the call's context: once it is cancelled,
+// the read stops and says why.
+func TestCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.txt")
+	if err := os.WriteFile(path, []byte(strings.Repeat("a line of text\n", 1<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(errors.New("the call was cancelled"))
+	for _, offset := range []int{1, -10} {
+		o := Run(ctx, Args{Path: path, Offset: &offset})
+		if o.Kind != outcome.ToolError || o.Message != path+": stopped: the call was cancelled" {
+			t.Fatalf("offset %d: %v %q", offset, o.Kind, o.Message)
+		}
+	}
 }

@@ -3,11 +3,21 @@ package input
 import "reflect"
 
 // Schema is the JSON Schema of an Args type's input, made from the fields
-// Decode reads: the same names, types, required fields and bounds, and no
-// other property allowed.
+// Decode reads: the same names, types, required fields, bounds and checks
+// (as patterns), null for an optional field, and no other property allowed,
+// so that the schema and the decoder agree on every input.
 func Schema(args reflect.Type) map[string]any {
 	return objectSchema(Fields(args))
 }
+
+// The checks as ECMA-262 patterns (the ones JSON Schema takes), written so
+// that Go's RE2 reads them the same.
+const (
+	noNUL        = `^[^\x00]*$`
+	ifMatch      = `^(absent|[0-9a-fA-F]{12,64})$`
+	envName      = `^[^=]+$`
+	envNameNoNUL = `^[^=\x00]+$`
+)
 
 func objectSchema(fields []Field) map[string]any {
 	props := map[string]any{}
@@ -17,10 +27,12 @@ func objectSchema(fields []Field) map[string]any {
 		if f.Desc != "" {
 			p["description"] = f.Desc
 		}
-		props[f.Name] = p
 		if f.Required {
 			required = append(required, f.Name)
+		} else {
+			p["type"] = []any{p["type"], "null"} // null is leaving it out
 		}
+		props[f.Name] = p
 	}
 	s := map[string]any{
 		"type":                 "object",
@@ -41,6 +53,12 @@ func fieldSchema(f Field) map[string]any {
 		if f.NonEmpty {
 			p["minLength"] = 1
 		}
+		switch {
+		case f.IfMatch:
+			p["pattern"] = ifMatch
+		case f.NoNUL:
+			p["pattern"] = noNUL
+		}
 	case Integer:
 		p["type"] = "integer"
 		if f.Min != nil {
@@ -50,7 +68,26 @@ func fieldSchema(f Field) map[string]any {
 		p["type"] = "boolean"
 	case StringMap:
 		p["type"] = "object"
-		p["additionalProperties"] = map[string]any{"type": "string"}
+		values := map[string]any{"type": "string"}
+		names := ""
+		switch {
+		case f.EnvMap && f.NoNUL:
+			names = envNameNoNUL
+		case f.EnvMap:
+			names = envName
+		case f.NoNUL:
+			names = noNUL
+		}
+		if names != "" {
+			p["propertyNames"] = map[string]any{"pattern": names}
+		}
+		switch {
+		case f.IfMatch:
+			values["pattern"] = ifMatch
+		case f.NoNUL:
+			values["pattern"] = noNUL
+		}
+		p["additionalProperties"] = values
 	case List:
 		p["type"] = "array"
 		p["items"] = fieldSchema(*f.Elem)

@@ -1,0 +1,92 @@
+package read
+
+import (
+	"io"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// wideReader decodes UTF-16 or UTF-32 (unit 2 or 4 bytes, little- or
+// big-endian) to UTF-8. An unpaired surrogate, or a UTF-32 unit that is no
+// character, becomes U+FFFD.
+type wideReader struct {
+	r    io.Reader
+	unit int
+	big  bool
+	in   []byte
+	odd  []byte // the bytes of a unit split across reads
+	high rune   // a high surrogate waiting for its pair
+	out  []byte
+	err  error
+}
+
+func (u *wideReader) Read(p []byte) (int, error) {
+	for len(u.out) == 0 {
+		if u.err != nil {
+			if u.high != 0 || len(u.odd) > 0 {
+				u.out = utf8.AppendRune(u.out, utf8.RuneError)
+				u.high, u.odd = 0, nil
+				continue
+			}
+			return 0, u.err
+		}
+		if u.in == nil {
+			u.in = make([]byte, blockSize)
+		}
+		n, err := u.r.Read(u.in)
+		u.err = err
+		b := append(u.odd, u.in[:n]...)
+		u.odd = nil
+		for len(b) >= u.unit {
+			u.decode(unitAt(b, u.unit, u.big))
+			b = b[u.unit:]
+		}
+		u.odd = append(u.odd, b...)
+	}
+	n := copy(p, u.out)
+	u.out = u.out[n:]
+	if len(u.out) == 0 {
+		u.out = u.out[:0:0]
+	}
+	return n, nil
+}
+
+// unitAt is the code unit at the start of b.
+func unitAt(b []byte, unit int, big bool) rune {
+	var c uint32
+	for i := range unit {
+		k := i
+		if big {
+			k = unit - 1 - i
+		}
+		c |= uint32(b[k]) << (8 * i)
+	}
+	return rune(c)
+}
+
+func (u *wideReader) decode(c rune) {
+	if u.unit == 4 {
+		if !utf8.ValidRune(c) {
+			c = utf8.RuneError
+		}
+		u.out = utf8.AppendRune(u.out, c)
+		return
+	}
+	switch {
+	case u.high != 0 && utf16.IsSurrogate(c) && c >= 0xDC00:
+		u.out = utf8.AppendRune(u.out, utf16.DecodeRune(u.high, c))
+		u.high = 0
+		return
+	case u.high != 0:
+		u.out = utf8.AppendRune(u.out, utf8.RuneError)
+		u.high = 0
+	}
+	switch {
+	case c >= 0xD800 && c < 0xDC00:
+		u.high = c
+	case c >= 0xDC00 && c < 0xE000:
+		u.out = utf8.AppendRune(u.out, utf8.RuneError)
+	default:
+		u.out = utf8.AppendRune(u.out, c)
+	}
+}
