@@ -131,3 +131,34 @@ func TestStreamIsLive(t *testing.T) {
 		t.Fatalf("then %q", rest)
 	}
 }
+
+// TestStreamShowsAPrompt: a line without its end, a prompt, is sent once
+// the output has been quiet a moment, not when its line ends; what follows
+// on the line is sent without repeating it.
+func TestStreamShowsAPrompt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := toolkitCmd("shell", "--stream", "--cwd", dir, "printf 'Enter name: '; while [ ! -e go ]; do sleep 0.01; done; echo bob")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(out)
+	if first := readUntil(t, r, "\n"); first != `{"type":"output","text":"Enter name: "}`+"\n" {
+		t.Fatalf("first event %q", first)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(r)
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(rest), "\n"), "\n")
+	if len(lines) != 2 || lines[0] != `{"type":"output","text":"bob\n"}` || !strings.HasPrefix(lines[1], `{"type":"end","outcome":{"ok":true,"text":"Enter name: bob\n[exit 0]\n"`) {
+		t.Fatalf("then %q", rest)
+	}
+}

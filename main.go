@@ -19,6 +19,7 @@ import (
 	"toolkit/applets/shell"
 	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
 )
 
 // version is toolkit's version; install.sh may set it with -ldflags -X.
@@ -44,6 +45,7 @@ Exit status: 0 done, 1 the tool could not do it, 2 the input is wrong.
 const usage = "toolkit APPLET [flags] [arguments]"
 
 func run(argv []string) int {
+	proc.Harden()
 	args := dispatch(argv)
 	if len(args) > 1 && args[1] == "help" {
 		// toolkit help [APPLET] is toolkit [APPLET] --help.

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -16,10 +17,8 @@ type output struct {
 	clean    *clean.Cleaner
 	cut      *cut.Cutter
 	spill    *spill
-	live     func([]byte)
 	rawBytes int64
-	liveAny  bool
-	liveLast byte
+	live     *liveView // nil without a live view
 }
 
 func newOutput(h Options) *output {
@@ -30,31 +29,25 @@ func newOutput(h Options) *output {
 	o := &output{
 		cut:   cut.New(h.MaxOutput),
 		spill: newSpill(dir, h.MaxOutput, h.MaxSpill),
-		live:  h.Live,
 	}
-	o.clean = clean.New(textSink{o}, h.Raw)
+	var text io.Writer = o.cut
+	if h.Live != nil {
+		o.live = &liveView{show: h.Live}
+		text = io.MultiWriter(o.cut, o.live)
+	}
+	o.clean = clean.New(text, h.Raw)
 	return o
 }
 
 func (o *output) write(raw []byte) {
+	if o.live != nil {
+		o.live.mu.Lock()
+		defer o.live.mu.Unlock()
+		defer o.live.later(o.clean.Pending)
+	}
 	o.rawBytes += int64(len(raw))
 	_, _ = o.spill.Write(raw)
 	_, _ = o.clean.Write(raw)
-}
-
-// textSink takes the cleaner's text: to the cutter, and to the live view.
-type textSink struct{ o *output }
-
-func (s textSink) Write(t []byte) (int, error) {
-	o := s.o
-	if len(t) > 0 {
-		o.cut.Write(t)
-		if o.live != nil {
-			o.live(t)
-			o.liveAny, o.liveLast = true, t[len(t)-1]
-		}
-	}
-	return len(t), nil
 }
 
 type result struct {
@@ -65,6 +58,11 @@ type result struct {
 // finish ends the output and writes the text for the model to b: the whole
 // text, or the cut one.
 func (o *output) finish(b *strings.Builder) result {
+	if o.live != nil {
+		o.live.mu.Lock()
+		defer o.live.mu.Unlock()
+		o.live.stop()
+	}
 	_ = o.clean.Flush()
 	r := result{cut: o.cut.Result()}
 	if !r.cut.Cut {

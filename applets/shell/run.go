@@ -82,7 +82,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	status := statusLine(r.state, &d)
 
 	var epilogue strings.Builder
-	if h.Live != nil && out.liveLast != '\n' && out.liveAny {
+	if out.live != nil && out.live.any && out.live.last != '\n' {
 		epilogue.WriteByte('\n')
 	}
 	for _, n := range notes {

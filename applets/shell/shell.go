@@ -174,13 +174,21 @@ var Applet = cmdline.Applet[Args]{
 		}
 		opts.Root, opts.Again = h.Root, h.Signals
 		a.Host = opts
+		// An output that was closed stops the command, as a timeout does.
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		closed := func() { cancel(errOutputClosed) }
 		var live *streamer
 		switch {
 		case h.Mode == outcome.StreamMode:
-			live = newStreamer(h.Stdout)
+			live = newStreamer(h.Stdout, closed)
 			a.Host.Live = live.add
 		case h.Mode == outcome.TextMode && isTerminal(h.Stdout):
-			a.Host.Live = func(text []byte) { _, _ = h.Stdout.Write(text) }
+			a.Host.Live = func(text []byte) {
+				if _, err := h.Stdout.Write(text); err != nil {
+					closed()
+				}
+			}
 		}
 		o := Run(ctx, *a)
 		if live != nil {
@@ -223,8 +231,9 @@ func options(s cmdline.Settings) (Options, error) {
 // signal to toolkit is a cmdline.SignalCause, a cancelled call (toolkit mcp)
 // context.Canceled.
 var (
-	errTimeout = errors.New("timed out")
-	errIdle    = errors.New("without output")
+	errTimeout      = errors.New("timed out")
+	errIdle         = errors.New("without output")
+	errOutputClosed = errors.New("its output was closed")
 )
 
 // Description tells a model when to use shell and what it returns.

@@ -14,6 +14,7 @@ import (
 
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
+	"toolkit/internal/tempfile"
 )
 
 // workDir checks the command's directory and returns it as a host path.
@@ -98,6 +99,7 @@ type job struct {
 	out    *os.File // the read end of the output pipe
 	pipeID string
 	stdin  *os.File // the write end of the stdin pipe, if any
+	script *scriptFile
 	tree   *proc.Tree
 	exited chan *os.ProcessState
 }
@@ -117,6 +119,19 @@ func start(a Args, dir string) (*job, error) {
 		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
 	}
 	cmd := exec.Command("/bin/sh", "-c", a.Command)
+	var script *scriptFile
+	if len(a.Command) > maxArgument {
+		// Too long for one argument of execve: sh reads it from a file.
+		if script, err = newScript(a.Command); err != nil {
+			pr.Close()
+			pw.Close()
+			return nil, err
+		}
+		cmd.Args[2] = script.run
+		if script.f != nil {
+			cmd.ExtraFiles = []*os.File{script.f}
+		}
+	}
 	cmd.Dir = dir
 	cmd.Env = environ(a.Env)
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -136,6 +151,7 @@ func start(a Args, dir string) (*job, error) {
 	err = proc.Start(cmd)
 	pw.Close() // or EOF never comes
 	sr.Close()
+
 	if err != nil {
 		pr.Close()
 		if sw != nil {
@@ -153,7 +169,7 @@ func start(a Args, dir string) (*job, error) {
 	}
 	id, _ := proc.PipeID(pr)
 	j := &job{
-		cmd: cmd, out: pr, pipeID: id, stdin: sw,
+		cmd: cmd, out: pr, pipeID: id, stdin: sw, script: script,
 		tree:   &proc.Tree{Leader: cmd.Process.Pid},
 		exited: make(chan *os.ProcessState, 1),
 	}
@@ -170,5 +186,53 @@ func (j *job) close() {
 	j.out.Close()
 	if j.stdin != nil {
 		j.stdin.Close()
+	}
+	j.script.close()
+}
+
+// maxArgument is the longest command given to sh -c as an argument: Linux
+// takes at most 128 KiB in one (MAX_ARG_STRLEN).
+const maxArgument = 64 << 10
+
+// scriptFile holds a command too long to be an argument, for sh to read
+// with its "." builtin: a memfd it reads as /proc/self/fd/3 (and closes
+// first thing, so that nothing the command starts holds it), or, without
+// /proc, a file of toolkit's own in $TMPDIR, removed when the call ends.
+type scriptFile struct {
+	run  string   // the argument of sh -c that runs it
+	f    *os.File // the memfd, handed to sh as fd 3
+	path string   // the file, without /proc
+}
+
+func newScript(command string) (*scriptFile, error) {
+	if _, err := os.Stat("/proc/self/fd"); err == nil {
+		if fd, err := unix.MemfdCreate("toolkit-command", unix.MFD_CLOEXEC); err == nil {
+			f := os.NewFile(uintptr(fd), "toolkit-command")
+			if _, err := io.WriteString(f, "exec 3<&-\n"+command); err != nil {
+				f.Close()
+				return nil, err
+			}
+			return &scriptFile{run: ". /proc/self/fd/3", f: f}, nil
+		}
+	}
+	f, err := tempfile.Create(os.TempDir(), "toolkit-command-", ".sh")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := io.WriteString(f, command); err != nil {
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &scriptFile{run: ". " + f.Name(), path: f.Name()}, nil
+}
+
+func (s *scriptFile) close() {
+	switch {
+	case s == nil:
+	case s.f != nil:
+		s.f.Close()
+	default:
+		os.Remove(s.path)
 	}
 }

@@ -16,6 +16,7 @@ package proc
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -413,4 +414,36 @@ func HoldersOf(pids []int, id string) []int {
 		}
 	}
 	return out
+}
+
+// Harden readies this process for the hosts that start it: descriptors it
+// was given above stderr are closed on exec (a host's pipe must not reach the
+// command, or a drain that outlives the call); a write to an output that was
+// closed returns an error (EPIPE) instead of killing toolkit with SIGPIPE;
+// and, as any user but root, the process is not dumpable, so that a command
+// cannot open toolkit's own descriptors through /proc/PPID/fd (its stdout,
+// to forge an answer). Root may still: it passes every check of /proc.
+func Harden() {
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		// Before Linux 5.11: each descriptor /proc lists, or the first 1024.
+		fds := []int{}
+		if names, err := os.ReadDir("/proc/self/fd"); err == nil {
+			for _, n := range names {
+				if fd, err := strconv.Atoi(n.Name()); err == nil && fd > 2 {
+					fds = append(fds, fd)
+				}
+			}
+		} else {
+			for fd := 3; fd < 1024; fd++ {
+				fds = append(fds, fd)
+			}
+		}
+		for _, fd := range fds {
+			unix.CloseOnExec(fd)
+		}
+	}
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	if os.Geteuid() != 0 {
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	}
 }
