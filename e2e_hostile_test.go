@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,4 +112,44 @@ func TestNoForgedAnswers(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) > 0 {
 		t.Fatalf("temporary files left: %v", left)
 	}
+}
+
+// TestClosedOutputStops: a host that stops reading a --stream call's
+// output stops the command: toolkit does not die of SIGPIPE and leave it
+// running without a timeout.
+func TestClosedOutputStops(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip(err)
+	}
+	nap := filepath.Join(dir, "nap")
+	if err := os.Symlink(sleep, nap); err != nil {
+		t.Fatal(err)
+	}
+	cmd := toolkitCmd("shell", "--stream", "--timeout", "600", "--cwd", dir, `echo a; sleep 0.5; echo b; "`+nap+`" 3903`)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 10)
+	if _, err := io.ReadFull(out, b); err != nil {
+		t.Fatal(err)
+	}
+	out.Close() // as head -c 10 does
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("toolkit did not end after its output was closed")
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("toolkit died of %v", ws.Signal())
+	}
+	noneLeft(t, dir)
 }

@@ -3,12 +3,16 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -28,6 +32,13 @@ import (
 //     filter holds the end of the input back until every request passed on
 //     has had its response, or until the server ends it (end).
 type filter struct {
+	// direct, when set, answers a tools/call too large for the SDK: it gets
+	// the call's params and returns the result's JSON.
+	direct      func(ctx context.Context, params []byte) []byte
+	initialized bool
+	mu          sync.Mutex
+	running     map[int64]context.CancelFunc // the calls direct is running
+
 	lines  chan line
 	out    *writer
 	max    int
@@ -48,7 +59,7 @@ type line struct {
 }
 
 func newFilter(r io.ReadCloser, out *writer, max int) *filter {
-	f := &filter{lines: make(chan line), out: out, max: max, eof: make(chan struct{}), done: make(chan struct{}), closer: r}
+	f := &filter{lines: make(chan line), out: out, max: max, eof: make(chan struct{}), done: make(chan struct{}), closer: r, running: map[int64]context.CancelFunc{}}
 	go f.read(bufio.NewReaderSize(r, 64<<10))
 	return f
 }
@@ -58,18 +69,31 @@ func newFilter(r io.ReadCloser, out *writer, max int) *filter {
 func (f *filter) read(in *bufio.Reader) {
 	for {
 		var l line
+		// A long line is kept in pieces and put together once, in memory
+		// of its exact size: grown by appends, a 60 MiB line left three
+		// times its size behind.
+		var parts [][]byte
+		size := 0
 		for {
 			chunk, err := in.ReadSlice('\n')
-			if !l.tooLong {
-				if len(l.b)+len(chunk) > f.max {
-					l.tooLong, l.b = true, nil
-				} else {
-					l.b = append(l.b, chunk...)
-				}
+			if size += len(chunk); size > f.max {
+				l.tooLong, parts = true, nil
+			} else {
+				parts = append(parts, bytes.Clone(chunk))
 			}
 			if err != bufio.ErrBufferFull {
 				l.err = err
 				break
+			}
+		}
+		switch {
+		case len(parts) == 1:
+			l.b = parts[0]
+		case len(parts) > 1:
+			l.b = bytes.Join(parts, nil)
+			parts = nil
+			if size > directAt {
+				debug.FreeOSMemory() // the pieces go back now, before the call needs as much again
 			}
 		}
 		select {
@@ -105,21 +129,30 @@ func (f *filter) Read(p []byte) (int, error) {
 		}
 		f.err = l.err
 		trimmed := bytes.TrimSpace(l.b)
-		switch {
-		case l.tooLong:
+		if l.tooLong {
 			f.reply(jsonrpc.CodeParseError, "parse error: the message is longer than the 65 MiB toolkit takes")
-		case len(trimmed) == 0:
-		case !json.Valid(trimmed):
+			continue
+		}
+		if len(trimmed) == 0 {
+			continue
+		}
+		m, err := scan(trimmed)
+		var se *jsontext.SyntacticError
+		switch {
+		case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF):
 			f.reply(jsonrpc.CodeParseError, "parse error: the line is not JSON")
+			continue
+		case err != nil:
+			f.reply(jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+			continue
+		}
+		b, ok := f.renumber(m)
+		switch {
+		case !ok:
+		case f.takes(m):
+			f.answer(m, b)
 		default:
-			msg, err := wellFormed(trimmed)
-			if err != nil {
-				f.reply(jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
-				continue
-			}
-			if b, ok := f.renumber(msg, trimmed); ok {
-				f.pending = append(b, '\n')
-			}
+			f.pending = append(b, '\n')
 		}
 	}
 	n := copy(p, f.pending)
@@ -127,69 +160,158 @@ func (f *filter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// message is a line that is one JSON-RPC message, as the SDK reads it, and
+// where its id's value is in the line.
+type message struct {
+	line     []byte
+	msg      jsonrpc.Message
+	idAt     [2]int // the bytes of the id's value in line; [0 0] if none was found
+	paramsAt [2]int // likewise, its params
+	small    bool   // msg was read from the line without its params
+}
+
+// scan checks a line as the SDK will: one JSON-RPC message. It reads the
+// line's top-level members without copying them, and hands the SDK's own
+// decoder the message with its params left out (they are any JSON value to
+// it) when they are large, so that a 60 MiB write's content is not copied
+// to be checked.
+// Batches are refused here: MCP dropped them in 2025-06-18, and the SDK
+// ends the session on one.
+func scan(b []byte) (message, error) {
+	if b[0] == '[' {
+		return message{}, errBatch
+	}
+	if b[0] != '{' {
+		return message{}, errNotObject
+	}
+	m := message{line: b}
+	dec := jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if _, err := dec.ReadToken(); err != nil {
+		return message{}, err
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return message{}, err
+		}
+		key := name.String()
+		v, err := dec.ReadValue()
+		if err != nil {
+			return message{}, err
+		}
+		end := int(dec.InputOffset())
+		switch key {
+		case "id":
+			m.idAt = [2]int{end - len(v), end}
+		case "params":
+			m.paramsAt = [2]int{end - len(v), end}
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil { // }
+		return message{}, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return message{}, &jsontext.SyntacticError{ByteOffset: dec.InputOffset()}
+	}
+	check := b
+	if at := m.paramsAt; at[1]-at[0] > 64<<10 {
+		check = append(append(append(make([]byte, 0, len(b)-(at[1]-at[0])+2), b[:at[0]]...), "{}"...), b[at[1]:]...)
+		m.small = true
+	}
+	msg, err := jsonrpc.DecodeMessage(check)
+	m.msg = msg
+	return m, err
+}
+
+// directAt is the size of a tools/call that filter hands to the server
+// itself, past the SDK, which copies a message some five times on its way
+// to a handler: a 60 MiB write took ten times its size in memory.
+const directAt = 1 << 20
+
+// takes reports whether filter answers m itself (through direct).
+func (f *filter) takes(m message) bool {
+	req, ok := m.msg.(*jsonrpc.Request)
+	if ok && req.Method == "notifications/initialized" {
+		f.initialized = true
+	}
+	return ok && f.direct != nil && f.initialized && req.Method == "tools/call" && req.ID.IsValid() && m.idAt[1] > 0 && len(m.line) > directAt
+}
+
+// answer runs the tools/call m through direct and writes its response.
+// Its id is the one renumber just gave it.
+func (f *filter) answer(m message, line []byte) {
+	ours := f.next
+	ctx, cancel := context.WithCancel(context.Background())
+	f.mu.Lock()
+	f.running[ours] = cancel
+	f.mu.Unlock()
+	at := m.paramsAt
+	if m.idAt[0] < at[0] {
+		shift := len(line) - len(m.line) // the id renumber gave may be longer
+		at = [2]int{at[0] + shift, at[1] + shift}
+	}
+	params := line[at[0]:at[1]]
+	go func() {
+		defer cancel()
+		res := f.direct(ctx, params)
+		f.mu.Lock()
+		delete(f.running, ours)
+		f.mu.Unlock()
+		resp := append(append([]byte(`{"jsonrpc":"2.0","id":`+strconv.FormatInt(ours, 10)+`,"result":`), res...), "}\n"...)
+		_, _ = f.out.Write(resp)
+	}()
+}
+
 // renumber gives a request an id of toolkit's own, noting the client's as
 // sent, and points a cancellation at the id its request was given. It
 // returns the message to pass on.
-func (f *filter) renumber(msg jsonrpc.Message, raw []byte) ([]byte, bool) {
-	req, ok := msg.(*jsonrpc.Request)
+func (f *filter) renumber(m message) ([]byte, bool) {
+	req, ok := m.msg.(*jsonrpc.Request)
 	if !ok {
-		return raw, true // a response to the server: as it came
+		return m.line, true // a response to the server: as it came
 	}
 	if req.ID.IsValid() {
-		f.next++
-		f.out.track(f.next, req.ID, rawID(raw))
-		id, err := jsonrpc.MakeID(float64(f.next))
-		if err != nil {
-			return raw, true
+		at := m.idAt
+		if at[1] == 0 {
+			return m.line, true // an id spelled so that it was not found: as it came
 		}
-		req.ID = id
-		b, err := jsonrpc.EncodeMessage(req)
-		return b, err == nil
+		f.next++
+		ours := strconv.FormatInt(f.next, 10)
+		f.out.track(f.next, req.ID, bytes.Clone(m.line[at[0]:at[1]]))
+		if n := at[1] - at[0]; len(ours) <= n {
+			// In place, padded with spaces: a 60 MiB line is not copied.
+			copy(m.line[at[0]:], ours+strings.Repeat(" ", n-len(ours)))
+			return m.line, true
+		}
+		return append(append(append(make([]byte, 0, len(m.line)+len(ours)), m.line[:at[0]]...), ours...), m.line[at[1]:]...), true
 	}
-	if req.Method == "notifications/cancelled" {
+	if req.Method == "notifications/cancelled" && !m.small {
 		var p map[string]json.RawMessage
 		if json.Unmarshal(req.Params, &p) != nil {
-			return raw, true
+			return m.line, true
 		}
 		var sent any
 		if json.Unmarshal(p["requestId"], &sent) != nil {
-			return raw, true
+			return m.line, true
 		}
 		id, err := jsonrpc.MakeID(sent)
 		ours, known := f.out.cancel(id)
 		if err != nil || !known {
-			return raw, true
+			return m.line, true
 		}
+		f.mu.Lock()
+		if cancel, ok := f.running[ours]; ok {
+			cancel() // a call filter answers itself
+		}
+		f.mu.Unlock()
 		p["requestId"] = json.RawMessage(strconv.FormatInt(ours, 10))
 		if req.Params, err = json.Marshal(p); err != nil {
-			return raw, true
+			return m.line, true
 		}
 		b, err := jsonrpc.EncodeMessage(req)
 		return b, err == nil
 	}
-	return raw, true
-}
-
-// rawID is the id member of a message, as its bytes were sent.
-func rawID(msg []byte) json.RawMessage {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	_ = json.Unmarshal(msg, &m)
-	return m.ID
-}
-
-// wellFormed checks a line as the SDK will: one JSON-RPC message. Batches
-// are refused here: MCP dropped them in 2025-06-18, and the SDK ends the
-// session on one.
-func wellFormed(b []byte) (jsonrpc.Message, error) {
-	if b[0] == '[' {
-		return nil, errBatch
-	}
-	if b[0] != '{' {
-		return nil, errNotObject
-	}
-	return jsonrpc.DecodeMessage(b)
+	return m.line, true
 }
 
 var errBatch = errors.New("JSON-RPC batches are not taken (MCP has none since 2025-06-18)")

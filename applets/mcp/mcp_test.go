@@ -13,6 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"toolkit/applets"
+	"toolkit/internal/cmdline"
+	"toolkit/internal/outcome"
 	"toolkit/internal/root"
 )
 
@@ -286,3 +289,14 @@ func FuzzFilter(f *testing.F) {
 type nopCloser struct{ *strings.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+// TestPanicIsTheCallsError: a call that panics in the server is that
+// call's tool error, and the server goes on.
+func TestPanicIsTheCallsError(t *testing.T) {
+	s := New("test", Config{})
+	boom := applets.Tool{Name: "boom", Call: func(context.Context, []byte, cmdline.Host) outcome.Outcome { panic("index out of range") }}
+	o := s.here(t.Context(), boom, []byte("{}"))
+	if o.Kind != outcome.ToolError || !strings.Contains(o.Message, "index out of range") {
+		t.Fatalf("got %+v", o)
+	}
+}

@@ -46,7 +46,7 @@ import (
 // Args is the input of one write call.
 type Args struct {
 	Path    string  `json:"path" flag:"PATH" check:"required,nonempty,nonul" desc:"The file to replace or create. Parent directories are created; a symbolic link is written through."`
-	Content string  `json:"content" flag:"stdin" check:"required" desc:"The whole new content of the file, written byte for byte."`
+	Content []byte  `json:"content" flag:"stdin" check:"required" desc:"The whole new content of the file, written byte for byte."`
 	IfMatch *string `json:"if_match,omitempty" flag:"--if-match SHA256" usage:"write only if the file's sha256 is SHA256 (\"absent\": only if there is no file)" check:"ifmatch" desc:"Write only if the file's current sha256 is this, or starts with this (12 or more hex digits; read gives it); \"absent\": only if there is no file."`
 
 	// Host holds the settings a host chooses, not the model.
@@ -205,19 +205,11 @@ func copyContent(f io.Writer, a Args, counter *lineCounter, h hash.Hash) (int64,
 		// 32 KiB buffer of its own, not this one.
 		return io.CopyBuffer(io.MultiWriter(f, w), struct{ io.Reader }{a.Host.Content}, make([]byte, blockSize))
 	}
-	// The string as it is to the file; the counter and the hash see it a
-	// block at a time, so that it is never copied whole.
-	k, err := io.WriteString(f, a.Content)
-	if err != nil {
-		return int64(k), err
+	k, err := f.Write(a.Content)
+	if err == nil {
+		_, _ = w.Write(a.Content)
 	}
-	buf := make([]byte, min(len(a.Content), blockSize))
-	for s := a.Content; s != ""; {
-		n := copy(buf, s)
-		_, _ = w.Write(buf[:n])
-		s = s[n:]
-	}
-	return int64(k), nil
+	return int64(k), err
 }
 
 // shownPath is where a path through links really led, for the text: relative

@@ -198,7 +198,7 @@ func TestDiskFull(t *testing.T) {
 	if err := os.WriteFile(path, old, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := Run(t.Context(), Args{Path: path, Content: strings.Repeat("n", 2<<20)})
+	o := Run(t.Context(), Args{Path: path, Content: bytes.Repeat([]byte("n"), 2<<20)})
 	if o.Kind != outcome.ToolError || o.Message != path+": cannot write: no space left on device" {
 		t.Fatalf("got %+v", o)
 	}
@@ -220,7 +220,7 @@ func TestReadOnly(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot remount read-only: %v: %s", err, out)
 	}
-	o := Run(t.Context(), Args{Path: path, Content: "new"})
+	o := Run(t.Context(), Args{Path: path, Content: []byte("new")})
 	if o.Kind != outcome.ToolError || o.Message != path+": cannot write: read-only file system" {
 		t.Fatalf("got %+v", o)
 	}
@@ -239,7 +239,7 @@ func TestNoPermission(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "f.txt")
-	o := Run(t.Context(), Args{Path: path, Content: "x"})
+	o := Run(t.Context(), Args{Path: path, Content: []byte("x")})
 	if o.Kind != outcome.ToolError || o.Message != path+": cannot write: permission denied" {
 		t.Fatalf("got %+v", o)
 	}
@@ -257,7 +257,7 @@ func TestOwnerKept(t *testing.T) {
 	if err := os.Chown(path, 1234, 5678); err != nil {
 		t.Fatal(err)
 	}
-	o := Run(t.Context(), Args{Path: path, Content: "new"})
+	o := Run(t.Context(), Args{Path: path, Content: []byte("new")})
 	if d := o.Details.(Details); o.Kind != outcome.Done || d.OwnerKept == nil || !*d.OwnerKept {
 		t.Fatalf("got %+v", o)
 	}
@@ -297,7 +297,7 @@ func TestIfMatchRaces(t *testing.T) {
 					defer wg.Done()
 					<-start
 					content := "writer " + strconv.Itoa(w) + "\n"
-					o := Run(t.Context(), Args{Path: path, Content: content, IfMatch: &match})
+					o := Run(t.Context(), Args{Path: path, Content: []byte(content), IfMatch: &match})
 					switch {
 					case o.Kind == outcome.Done:
 						won <- content
@@ -336,7 +336,7 @@ func TestLinkInLinkedDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	o := Run(t.Context(), Args{Path: filepath.Join(dir, "d", "link"), Content: "through\n"})
+	o := Run(t.Context(), Args{Path: filepath.Join(dir, "d", "link"), Content: []byte("through\n")})
 	if o.Kind != outcome.Done {
 		t.Fatal(o.Message)
 	}
@@ -364,7 +364,7 @@ func TestSetuidKept(t *testing.T) {
 	if err := os.Chmod(path, 0o755|os.ModeSetuid|os.ModeSetgid); err != nil {
 		t.Fatal(err)
 	}
-	if o := Run(t.Context(), Args{Path: path, Content: "new"}); o.Kind != outcome.Done {
+	if o := Run(t.Context(), Args{Path: path, Content: []byte("new")}); o.Kind != outcome.Done {
 		t.Fatal(o.Message)
 	}
 	fi, _ := os.Stat(path)
@@ -426,7 +426,7 @@ func TestInPlaceOnAMountPoint(t *testing.T) {
 		t.Skipf("skipped: cannot bind-mount here: %v: %s", err, out)
 	}
 	defer exec.Command("umount", target).Run()
-	o := Run(t.Context(), Args{Path: target, Content: "10.0.0.1 box\n"})
+	o := Run(t.Context(), Args{Path: target, Content: []byte("10.0.0.1 box\n")})
 	if o.Kind != outcome.Done || !strings.Contains(o.Text, "[written in place: "+target+" is a mount point; not atomic]") {
 		t.Fatalf("got %v %q %q", o.Kind, o.Text, o.Message)
 	}

@@ -36,7 +36,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -275,11 +274,11 @@ func assign(dst reflect.Value, f *Field, val jsontext.Value, path string) error 
 		if k != '"' {
 			return wrongType()
 		}
-		var s string
-		if err := json.Unmarshal(val, &s, textOptions); err != nil {
-			return syntaxError(err)
+		if f.Bytes {
+			dst.SetBytes(unquote(val))
+		} else {
+			dst.SetString(string(unquote(val)))
 		}
-		dst.SetString(s)
 	case Boolean:
 		if k != 't' && k != 'f' {
 			return wrongType()
@@ -330,11 +329,7 @@ func decodeMap(v jsontext.Value, dst reflect.Value, f *Field, path string) error
 		if val.Kind() != '"' {
 			return &FieldError{Field: *f, Path: path, Problem: fmt.Sprintf("must map names to strings, but %q is %s", name, kindName(val.Kind()))}
 		}
-		var s string
-		if err := json.Unmarshal(val, &s, textOptions); err != nil {
-			return syntaxError(err)
-		}
-		m.SetMapIndex(reflect.ValueOf(name), reflect.ValueOf(s))
+		m.SetMapIndex(reflect.ValueOf(name), reflect.ValueOf(string(unquote(val))))
 	}
 	dst.Set(m)
 	return nil
@@ -361,6 +356,15 @@ func decodeList(v jsontext.Value, dst reflect.Value, f *Field, path string) erro
 	}
 	dst.Set(list)
 	return nil
+}
+
+// unquote decodes val, a valid JSON string, into memory of its own as large
+// as val (it is never longer, but for U+FFFD in place of invalid UTF-8): a
+// 64 MiB content is copied once. The one error the decoding can give here
+// is for invalid UTF-8, which it has replaced.
+func unquote(val jsontext.Value) []byte {
+	b, _ := jsontext.AppendUnquote(make([]byte, 0, len(val)), val)
+	return b
 }
 
 // integer converts a JSON number literal to an int. 30, 30.0 and 3e1 are all

@@ -1,6 +1,7 @@
 package input
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"slices"
@@ -33,6 +34,7 @@ type Field struct {
 	NoNUL    bool
 	EnvMap   bool
 	IfMatch  bool // a sha256 prefix of 12 or more hex digits, or "absent"
+	Bytes    bool // a String held as []byte: a large text decoded with one copy
 	Min      *int64
 
 	Elem   *Field  // a List's elements
@@ -113,6 +115,8 @@ func (f *Field) setType(ft, parent reflect.Type, sf reflect.StructField) {
 	switch {
 	case ft.Kind() == reflect.String:
 		f.Type = String
+	case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8:
+		f.Type, f.Bytes = String, true
 	case ft.Kind() == reflect.Int:
 		f.Type = Integer
 	case ft.Kind() == reflect.Bool:
@@ -180,6 +184,15 @@ func checkValue(f Field, v reflect.Value, path string) error {
 func problem(f Field, v reflect.Value) string {
 	switch f.Type {
 	case String:
+		if f.Bytes {
+			switch {
+			case f.NonEmpty && v.Len() == 0:
+				return "must not be empty"
+			case f.NoNUL && bytes.IndexByte(v.Bytes(), 0) >= 0:
+				return "must not contain a NUL byte"
+			}
+			return ""
+		}
 		s := v.String()
 		if f.NonEmpty && s == "" {
 			return "must not be empty"
