@@ -61,6 +61,18 @@ func cases(e *benchEnv) []comparison {
 		return exec.Command("sh", "-c", "cp "+content+" "+out+" && sync "+out).Run()
 	}
 	removeOut := func() { os.Remove(out) }
+	mcpWrite := e.path("mcp-write.jsonl")
+	makeMCPWrite := func() error {
+		if err := makeContent(); err != nil {
+			return err
+		}
+		if _, err := os.Stat(mcpWrite); err == nil {
+			return nil
+		}
+		// Copied, not read whole: the benchmark's own memory would count in
+		// the peaks of the processes it starts after.
+		return exec.Command("sh", "-c", `{ printf '%s\n%s\n%s' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' '{"jsonrpc":"2.0","method":"notifications/initialized"}' '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":'; cat "$0"; printf '}}\n'; } > "$1"`, contentJSON, mcpWrite).Run()
+	}
 	catBase := []string{"/bin/sh", "-c", "cat > " + out + " && sync " + out}
 	return []comparison{
 		{
@@ -80,6 +92,12 @@ func cases(e *benchEnv) []comparison {
 			runs: e.runs, target: "≤ 4×, peak ≤ 3× the content (180 MiB)", limit: 4, setup: makeContent, before: noFile, cleanup: removeOut,
 		},
 		{
+			group: "write", name: "60 MiB through toolkit mcp (initialize, then one write call of 63 MiB)",
+			base: []string{"/bin/sh", "-c", "cat " + content + " > " + out + " && sync " + out},
+			tool: []string{tk, "mcp"}, stdin: mcpWrite,
+			runs: e.runs, target: "peak ≤ 3× the content (180 MiB)", setup: makeMCPWrite, before: noFile, cleanup: removeOut,
+		},
+		{
 			group: "read", name: "the last 100 of 20,000,000 lines (--offset -100)",
 			base: []string{"tail", "-n", "100", seq}, tool: []string{tk, "read", "--offset", "-100", seq},
 			runs: 4 * e.runs, target: "≤ 3×, peak ≤ 16 MiB", limit: 3, setup: makeSeq,
@@ -97,7 +115,7 @@ func cases(e *benchEnv) []comparison {
 		{
 			group: "shell", name: "toolkit shell true, against /bin/sh -c true (startup)",
 			base: []string{"/bin/sh", "-c", "true"}, tool: []string{tk, "shell", "true"},
-			runs: 20, target: "report the ratio (median of 20 runs each)",
+			runs: 20, target: "≤ 3.0× (median of 20 runs each)", limit: 3.0,
 		},
 		{
 			group: "shell", name: "1 MiB of output (head -c 1M /dev/zero)",
@@ -112,18 +130,18 @@ func cases(e *benchEnv) []comparison {
 		{
 			group: "shell", name: "1 GiB of output with --raw (head -c 1G /dev/zero)",
 			base: []string{"/bin/sh", "-c", "head -c 1G /dev/zero | cat > /dev/null"}, tool: []string{tk, "shell", "--raw", "head -c 1G /dev/zero"},
-			runs: e.runs, target: "≤ 1.6×", limit: 1.6, cleanup: e.removeSpills,
+			runs: e.runs, target: "report the ratio (the 1.6× target was withdrawn: the disk sets it)", cleanup: e.removeSpills,
 		},
 		{
 			group: "shell", name: "1 GiB of a colourful log, cut and spilled",
 			base: []string{"/bin/sh", "-c", "(" + colours + ") | cat > /dev/null"}, tool: []string{tk, "shell", colours},
-			runs: e.runs, target: "≤ 2.0×", limit: 2.0, cleanup: e.removeSpills,
+			runs: e.runs, target: "≤ 1.5×", limit: 1.5, cleanup: e.removeSpills,
 			setup: func() error { return writeColourLog(colour, 64<<20) },
 		},
 		{
 			group: "shell", name: "1 GiB of a colourful log with --raw",
 			base: []string{"/bin/sh", "-c", "(" + colours + ") | cat > /dev/null"}, tool: []string{tk, "shell", "--raw", colours},
-			runs: e.runs, target: "≤ 1.6×", limit: 1.6, cleanup: e.removeSpills,
+			runs: e.runs, target: "report the ratio", cleanup: e.removeSpills,
 			setup: func() error {
 				// The memory note needs both peaks: measure them on their own.
 				m1, err := run([]string{tk, "shell", "head -c 1M /dev/zero"}, "", nil)

@@ -41,7 +41,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
+	"strings"
 	"syscall"
 
 	"toolkit/internal/cmdline"
@@ -149,9 +149,15 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	return rd.run()
 }
 
-// outputName is how shell names the files it tells of in its text: the
-// whole output of a cut call, the log of background processes.
-var outputName = regexp.MustCompile(`^toolkit-shell-(bg-)?[0-9a-f]{32}\.log$`)
+// isOutputName reports whether name is one shell gives the files it tells
+// of in its text, toolkit-shell-[bg-]HEX32.log: the whole output of a cut
+// call, the log of background processes.
+func isOutputName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "toolkit-shell-")
+	rest = strings.TrimPrefix(rest, "bg-")
+	hex, log := strings.CutSuffix(rest, ".log")
+	return ok && log && len(hex) == 32 && strings.Trim(hex, "0123456789abcdef") == ""
+}
 
 // ownOutput returns, under a root, a root for the temporary directory when
 // path names a file there that shell named in its text: a model confined
@@ -160,7 +166,7 @@ var outputName = regexp.MustCompile(`^toolkit-shell-(bg-)?[0-9a-f]{32}\.log$`)
 // user, and os.Root follows no link out of the directory.
 func ownOutput(r *root.Root, path string) (*root.Root, bool) {
 	tmp := os.TempDir()
-	if r == nil || filepath.Dir(path) != filepath.Clean(tmp) || !outputName.MatchString(filepath.Base(path)) {
+	if r == nil || filepath.Dir(path) != filepath.Clean(tmp) || !isOutputName(filepath.Base(path)) {
 		return nil, false
 	}
 	own, err := root.Open(tmp)
