@@ -1,7 +1,7 @@
 #!/bin/sh
 # install.sh [PREFIX]: build toolkit as one static binary into PREFIX/bin
-# (default /usr/local), with the links toolkit-shell, toolkit-read and
-# toolkit-write beside it. Needs only Go.
+# (default /usr/local), with a link toolkit-APPLET beside it for each applet,
+# and apply_patch (the name models trained on Codex type). Needs only Go.
 set -eu
 prefix=${1:-/usr/local}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -11,7 +11,8 @@ version=$(git -C "$here" describe --tags --always --dirty 2>/dev/null || echo de
 # Static, reproducible, stripped: runs in an image with nothing but /bin/sh.
 (cd "$here" && CGO_ENABLED=0 go build -tags urfave_cli_no_docs -trimpath -ldflags "-s -w -X main.version=0.1.0+$version" -o "$bin/toolkit.new" .)
 mv -f "$bin/toolkit.new" "$bin/toolkit"
-for applet in shell read write; do
+for applet in shell read write edit patch; do
 	ln -sf toolkit "$bin/toolkit-$applet"
 done
-echo "installed $bin/toolkit and its links toolkit-shell, toolkit-read, toolkit-write"
+ln -sf toolkit "$bin/apply_patch"
+echo "installed $bin/toolkit and its links toolkit-shell, toolkit-read, toolkit-write, toolkit-edit, toolkit-patch, apply_patch"

@@ -51,6 +51,11 @@ func run(argv []string) int {
 		// toolkit help [APPLET] is toolkit [APPLET] --help.
 		args = append(append([]string{"toolkit"}, args[2:]...), "--help")
 	}
+	if len(args) > 1 {
+		if t, ok := applets.Find(args[1]); ok && t.FlagsAfterArgs {
+			args = append(args[:2:2], cmdline.FlagsFirst(t.Command(), args[2:])...)
+		}
+	}
 	err := newApp().Run(args)
 	var exit cli.ExitCoder
 	if errors.As(err, &exit) {
@@ -70,10 +75,13 @@ func dispatch(argv []string) []string {
 	}
 	base := strings.TrimSuffix(filepath.Base(argv[0]), ".exe")
 	if rest, ok := strings.CutPrefix(base, "toolkit-"); ok {
+		if t, ok := applets.Find(rest); ok {
+			rest = t.Name
+		}
 		return append([]string{"toolkit", rest}, argv[1:]...)
 	}
-	if slices.Contains(applets.Names(), base) {
-		return append([]string{"toolkit", base}, argv[1:]...)
+	if t, ok := applets.Find(base); ok {
+		return append([]string{"toolkit", t.Name}, argv[1:]...)
 	}
 	return append([]string{"toolkit"}, argv[1:]...)
 }

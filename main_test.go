@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 		"toolkit-shell": main,
 		"toolkit-read":  main,
 		"toolkit-write": main,
+		"toolkit-edit":  main,
+		"toolkit-patch": main,
+		"apply_patch":   main,
 	})
 }
 

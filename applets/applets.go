@@ -8,9 +8,12 @@ package applets
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
+	"toolkit/applets/edit"
+	"toolkit/applets/patch"
 	"toolkit/applets/read"
 	"toolkit/applets/shell"
 	"toolkit/applets/write"
@@ -28,6 +31,11 @@ type Tool struct {
 	Command func() *cli.Command
 	// Call decodes a JSON input strictly and runs the applet in this process.
 	Call func(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome
+	// Aliases are other names its link may have (apply_patch).
+	Aliases []string
+	// FlagsAfterArgs says its command line takes flags after its arguments
+	// (edit PATH --old TEXT --new TEXT).
+	FlagsAfterArgs bool
 	// Child says that toolkit mcp runs each call as a child toolkit: the
 	// tools that start processes, so that a call that crashes or leaves
 	// processes behind cannot take the server with it, and its process tree
@@ -51,19 +59,31 @@ func tool[A any](ap cmdline.Applet[A], description string, hints Hints, child bo
 	}
 }
 
+func withAliases(t Tool, names ...string) Tool {
+	t.Aliases = names
+	return t
+}
+
+func withFlagsAfterArgs(t Tool) Tool {
+	t.FlagsAfterArgs = true
+	return t
+}
+
 // All returns the tools, in the order hosts list them.
 func All() []Tool {
 	return []Tool{
+		withFlagsAfterArgs(tool(edit.Applet, edit.Description, Hints{Destructive: true}, false)),
+		withAliases(tool(patch.Applet, patch.Description, Hints{Destructive: true}, false), "apply_patch"),
 		tool(read.Applet, read.Description, Hints{ReadOnly: true, Idempotent: true}, false),
 		tool(shell.Applet, shell.Description, Hints{Destructive: true, OpenWorld: true}, true),
 		tool(write.Applet, write.Description, Hints{Idempotent: true, Destructive: true}, false),
 	}
 }
 
-// Find returns the tool called name.
+// Find returns the tool called name, or one of its aliases.
 func Find(name string) (Tool, bool) {
 	for _, t := range All() {
-		if t.Name == name {
+		if t.Name == name || slices.Contains(t.Aliases, name) {
 			return t, true
 		}
 	}

@@ -86,7 +86,7 @@ func TestListTools(t *testing.T) {
 	for _, tool := range res.Tools {
 		got[tool.Name] = tool
 	}
-	if len(got) != 3 || got["read"] == nil || got["write"] == nil || got["shell"] == nil {
+	if got["read"] == nil || got["write"] == nil || got["shell"] == nil || got["edit"] == nil || got["patch"] == nil {
 		t.Fatalf("tools: %v", got)
 	}
 	if a := got["read"].Annotations; a == nil || !a.ReadOnlyHint {

@@ -12,6 +12,7 @@ import (
 
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
+	"toolkit/internal/text"
 )
 
 // fileReader reads one regular file.
@@ -21,7 +22,7 @@ type fileReader struct {
 	src    *source
 	offset int64
 	limit  int64
-	enc    encoding
+	enc    text.Encoding
 
 	out        strings.Builder
 	shown      int64 // lines shown
@@ -32,18 +33,19 @@ type fileReader struct {
 
 func (rd *fileReader) run() outcome.Outcome {
 	src := rd.src
-	rd.enc = detect(src.head, src.size <= sniffSize)
-	if rd.enc.unit == 0 && looksBinary(src.head[rd.enc.bom:]) {
-		return outcome.Failure("%s: binary file (%s, %d bytes); not shown", rd.a.Path, mimeType(src.head), src.size)
+	enc, err := text.Binary(src.head, src.size)
+	if err != nil {
+		return outcome.Failure("%s: %s; not shown", rd.a.Path, err)
 	}
-	if src.size == int64(rd.enc.bom) {
+	rd.enc = enc
+	if src.size == int64(rd.enc.BOM) {
 		if rd.offset > 1 {
 			return outcome.Failure("%s: offset %d is past the end (the file has 0 lines)", rd.a.Path, rd.offset)
 		}
 		sum, _ := rd.wholeHash()
 		return rd.done(fmt.Sprintf("[empty file; sha256 %s]\n", sum[:12]), 1, 0, zero(), nil, &sum)
 	}
-	if rd.offset < 0 && src.size > MaxWhole && rd.enc.unit == 0 {
+	if rd.offset < 0 && src.size > MaxWhole && rd.enc.Unit == 0 {
 		return rd.tail()
 	}
 	return rd.forward()
@@ -58,13 +60,10 @@ func (rd *fileReader) text(h hash.Hash) (io.Reader, error) {
 	if h != nil {
 		r = io.TeeReader(r, h)
 	}
-	if _, err := io.CopyN(io.Discard, r, int64(rd.enc.bom)); err != nil {
+	if _, err := io.CopyN(io.Discard, r, int64(rd.enc.BOM)); err != nil {
 		return nil, err
 	}
-	if rd.enc.unit != 0 {
-		r = &wideReader{r: r, unit: rd.enc.unit, big: rd.enc.big}
-	}
-	return r, nil
+	return text.NewReader(r, rd.enc), nil
 }
 
 // forward reads from the start, showing lines offset … offset+limit-1. A
@@ -206,8 +205,8 @@ func (rd *fileReader) add(num int64, l Line) bool {
 }
 
 func (rd *fileReader) notes() {
-	if rd.enc.name != "" {
-		fmt.Fprintf(&rd.out, "[%s text, shown as UTF-8]\n", rd.enc.name)
+	if rd.enc.Name != "" {
+		fmt.Fprintf(&rd.out, "[%s text, shown as UTF-8]\n", rd.enc.Name)
 	}
 	if rd.crlf {
 		rd.out.WriteString("[CRLF line endings]\n")
@@ -266,7 +265,7 @@ func (rd *fileReader) tail() outcome.Outcome {
 		pos-- // that line end belongs to the last line
 	}
 	need := want // line ends still to find, each one before a wanted line
-	start := int64(rd.enc.bom)
+	start := int64(rd.enc.BOM)
 	found, partial := false, false
 	for pos > start && !found {
 		if err := rd.ctx.Err(); err != nil {

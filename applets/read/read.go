@@ -85,7 +85,6 @@ const (
 	// count of lines; and the most a line is counted, a file read from its
 	// end, or a file of unknown size read.
 	MaxWhole   = 64 << 20
-	sniffSize  = 8 << 10 // what the binary test looks at
 	countAhead = 1 << 20 // read on this far to learn the total
 	blockSize  = 64 << 10
 )

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"toolkit/internal/text"
 )
 
 // source is a file's bytes: the file itself, or, for one that says it is
@@ -15,16 +17,16 @@ import (
 type source struct {
 	r    io.ReaderAt
 	size int64
-	head []byte // the first bytes, up to sniffSize, as read
+	head []byte // the first bytes, up to text.SniffSize, as read
 }
 
 func openSource(ctx context.Context, f *os.File, size int64) (*source, error) {
-	head := make([]byte, sniffSize)
-	n, err := f.ReadAt(head[:min(size, sniffSize)], 0)
+	head := make([]byte, text.SniffSize)
+	n, err := f.ReadAt(head[:min(size, text.SniffSize)], 0)
 	if err != nil && err != io.EOF {
 		return nil, err
 	}
-	if size > 0 && int64(n) == min(size, sniffSize) {
+	if size > 0 && int64(n) == min(size, text.SniffSize) {
 		return &source{r: f, size: size, head: head[:n]}, nil
 	}
 	var data bytes.Buffer
@@ -45,5 +47,5 @@ func openSource(ctx context.Context, f *os.File, size int64) (*source, error) {
 		}
 	}
 	b := data.Bytes()
-	return &source{r: bytes.NewReader(b), size: int64(len(b)), head: b[:min(len(b), sniffSize)]}, nil
+	return &source{r: bytes.NewReader(b), size: int64(len(b)), head: b[:min(len(b), text.SniffSize)]}, nil
 }

@@ -71,6 +71,9 @@ type Applet[A any] struct {
 	// Person, when set, fills in from the command line what A's flag tags
 	// do not say (content from stdin); it runs after the tags are applied.
 	Person func(c *cli.Context, a *A) error
+	// Stdin, when set, may take machine mode's input when it is not JSON
+	// (a patch given as it is), and reports whether it did.
+	Stdin func(data []byte, a *A) bool
 	// Run carries out one call.
 	Run func(ctx context.Context, a *A, h Host) outcome.Outcome
 }
@@ -238,14 +241,21 @@ func (ap Applet[A]) gather(c *cli.Context, a *A, fields []Field) (inputMode, err
 		if f, ok := c.App.Reader.(*os.File); ok && IsTerminal(f) {
 			return machine, ErrNoInput
 		}
+		data, err := input.Read(c.App.Reader)
+		if err != nil {
+			return machine, err
+		}
+		if ap.Stdin != nil && ap.Stdin(data, a) {
+			// Not JSON: the flags say the rest, as in person mode.
+			if err := fromFlags(c, reflect.ValueOf(a).Elem(), fields); err != nil {
+				return person, err
+			}
+			return person, input.Check(a)
+		}
 		for _, f := range fields {
 			if name, ok := flagName(f); ok && c.IsSet(name) {
 				return machine, fmt.Errorf("--%s is an input field: with JSON on stdin, give it in the JSON", name)
 			}
-		}
-		data, err := input.Read(c.App.Reader)
-		if err != nil {
-			return machine, err
 		}
 		return machine, input.Decode(data, a)
 	}

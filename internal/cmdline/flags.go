@@ -78,7 +78,7 @@ func inputFlags(fields []Field) []cli.Flag {
 		case f.Type == input.Integer:
 			flags = append(flags, &cli.IntFlag{Name: s.name, Usage: usage})
 		case f.Type == input.StringMap || f.Type == input.List:
-			flags = append(flags, &cli.StringSliceFlag{Name: s.name, Usage: usage})
+			flags = append(flags, TextsFlag(s.name, usage))
 		default:
 			flags = append(flags, &cli.StringFlag{Name: s.name, Usage: usage})
 		}
@@ -116,7 +116,7 @@ func fromFlags(c *cli.Context, st reflect.Value, fields []Field) error {
 			set(st, f, reflect.ValueOf(c.Int(s.name)))
 		case input.StringMap:
 			m := map[string]string{}
-			for _, kv := range c.StringSlice(s.name) {
+			for _, kv := range TextsOf(c, s.name) {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok {
 					return fmt.Errorf("--%s wants NAME=VALUE, not %q", s.name, kv)
@@ -125,7 +125,7 @@ func fromFlags(c *cli.Context, st reflect.Value, fields []Field) error {
 			}
 			set(st, f, reflect.ValueOf(m))
 		case input.List:
-			set(st, f, reflect.ValueOf(c.StringSlice(s.name)))
+			set(st, f, reflect.ValueOf(TextsOf(c, s.name)))
 		default:
 			v := c.String(s.name)
 			if s.file {
@@ -167,4 +167,57 @@ func readFile(name string) ([]byte, error) {
 		err = pe.Err
 	}
 	return nil, ToolError(fmt.Sprintf("%s: cannot read: %s", name, err))
+}
+
+// FlagsFirst moves the flags in args before the arguments, so that a
+// command line like edit's, toolkit edit PATH --old TEXT --new TEXT, parses:
+// urfave/cli stops at the first argument. A flag that takes a value takes
+// the next word with it; "--" ends the flags.
+func FlagsFirst(cmd *cli.Command, args []string) []string {
+	takesValue := map[string]bool{}
+	for _, f := range cmd.Flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			takesValue[n] = !isBool
+		}
+	}
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(append(flags, "--"), append(rest, args[i+1:]...)...)
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			flags = append(flags, a)
+			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if takesValue[name] && !hasValue && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return append(flags, rest...)
+}
+
+// Texts is the value of a flag given once or more, each value kept as it
+// is: urfave/cli's StringSliceFlag trims the spaces around each, and an
+// edit's --old text begins with its indentation.
+type Texts []string
+
+func (t *Texts) Set(s string) error { *t = append(*t, s); return nil }
+func (t *Texts) String() string     { return strings.Join(*t, ", ") }
+
+// TextsFlag is a repeatable flag whose values are kept as they are.
+func TextsFlag(name, usage string) cli.Flag {
+	return &cli.GenericFlag{Name: name, Usage: usage, Value: &Texts{}}
+}
+
+// TextsOf is the values of a TextsFlag.
+func TextsOf(c *cli.Context, name string) []string {
+	if t, ok := c.Generic(name).(*Texts); ok {
+		return *t
+	}
+	return nil
 }

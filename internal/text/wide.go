@@ -1,10 +1,19 @@
-package read
+package text
 
 import (
+	"bytes"
 	"io"
 	"unicode/utf16"
 	"unicode/utf8"
 )
+
+// NewReader decodes r, text in enc after its BOM, to UTF-8.
+func NewReader(r io.Reader, enc Encoding) io.Reader {
+	if enc.Unit == 0 {
+		return r
+	}
+	return &wideReader{r: r, unit: enc.Unit, big: enc.Big}
+}
 
 // wideReader decodes UTF-16 or UTF-32 (unit 2 or 4 bytes, little- or
 // big-endian) to UTF-8. An unpaired surrogate, or a UTF-32 unit that is no
@@ -31,7 +40,7 @@ func (u *wideReader) Read(p []byte) (int, error) {
 			return 0, u.err
 		}
 		if u.in == nil {
-			u.in = make([]byte, blockSize)
+			u.in = make([]byte, 64<<10)
 		}
 		n, err := u.r.Read(u.in)
 		u.err = err
@@ -89,4 +98,53 @@ func (u *wideReader) decode(c rune) {
 	default:
 		u.out = utf8.AppendRune(u.out, c)
 	}
+}
+
+// Decode is b, a whole file's bytes in enc, as UTF-8, without its BOM.
+func Decode(b []byte, enc Encoding) []byte {
+	b = b[enc.BOM:]
+	if enc.Unit == 0 {
+		return b
+	}
+	out, _ := io.ReadAll(NewReader(bytes.NewReader(b), enc))
+	return out
+}
+
+// Encode is text, UTF-8, in enc with its BOM: Decode's inverse for a file
+// that decodes validly.
+func Encode(text []byte, enc Encoding) []byte {
+	out := make([]byte, 0, enc.BOM+len(text)*max(1, enc.Unit))
+	switch enc.Unit {
+	case 0:
+		if enc.BOM > 0 {
+			out = append(out, 0xEF, 0xBB, 0xBF)
+		}
+		return append(out, text...)
+	case 2:
+		out = appendUnit(out, 0xFEFF, 2, enc.Big)
+		for _, r := range string(text) {
+			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+				out = appendUnit(appendUnit(out, r1, 2, enc.Big), r2, 2, enc.Big)
+			} else {
+				out = appendUnit(out, r, 2, enc.Big)
+			}
+		}
+	default:
+		out = appendUnit(out, 0xFEFF, 4, enc.Big)
+		for _, r := range string(text) {
+			out = appendUnit(out, r, 4, enc.Big)
+		}
+	}
+	return out
+}
+
+func appendUnit(b []byte, c rune, unit int, big bool) []byte {
+	for i := range unit {
+		k := i
+		if big {
+			k = unit - 1 - i
+		}
+		b = append(b, byte(uint32(c)>>(8*k)))
+	}
+	return b
 }

@@ -1,0 +1,111 @@
+package edit
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"toolkit/internal/match"
+)
+
+// editor applies edits to a text, and keeps where each landed.
+type editor struct {
+	text   []byte
+	ranges []EditResult // the edits so far, their lines in text
+}
+
+// maxListed is how many places an error about several lists.
+const maxListed = 10
+
+// apply applies edit e, the ith.
+func (ed *editor) apply(i int, e Edit) (EditResult, error) {
+	old, new := []byte(e.OldText), []byte(e.NewText)
+	level, spans := match.Find(ed.text, old)
+	switch {
+	case len(spans) == 0:
+		return EditResult{}, notFound(i, ed.text, old)
+	case len(spans) > 1 && !e.ReplaceAll:
+		var lines []string
+		for _, s := range spans[:min(len(spans), maxListed)] {
+			lines = append(lines, fmt.Sprint(lineOf(ed.text, s.Start)))
+		}
+		more := ""
+		if len(spans) > maxListed {
+			more = fmt.Sprintf(" and %d more", len(spans)-maxListed)
+		}
+		return EditResult{}, fmt.Errorf("edits[%d]: old_text is in %d places (lines %s%s); quote more of the lines around the one to change, or set replace_all", i, len(spans), strings.Join(lines, ", "), more)
+	}
+	res := EditResult{Index: i, Matched: level.String(), Replacements: len(spans)}
+	type moved struct{ line, gone, came int } // a place: its line, and the line ends it took and gave
+	var places []moved
+	var out bytes.Buffer
+	out.Grow(len(ed.text) + len(spans)*(len(new)-len(old)) + 64)
+	at, shift := 0, 0 // shift: the line ends the places before gave, less those they took
+	for k, s := range spans {
+		repl := match.Replacement(ed.text, s, level, old, new)
+		out.Write(ed.text[at:s.Start])
+		out.Write(repl)
+		at = s.End
+		p := moved{lineOf(ed.text, s.Start), bytes.Count(ed.text[s.Start:s.End], nl), bytes.Count(repl, nl)}
+		places = append(places, p)
+		first, last := p.line+shift, p.line+shift+p.came
+		if p.came > 0 && repl[len(repl)-1] == '\n' {
+			last-- // the place ends at its last line's end
+		}
+		if k == 0 {
+			res.FirstLine = first
+		}
+		res.LastLine = max(last, first)
+		shift += p.came - p.gone
+	}
+	out.Write(ed.text[at:])
+	// The edits before move with the places that come before them.
+	for r := range ed.ranges {
+		delta := 0
+		for _, p := range places {
+			if p.line+p.gone < ed.ranges[r].FirstLine {
+				delta += p.came - p.gone
+			}
+		}
+		ed.ranges[r].FirstLine += delta
+		ed.ranges[r].LastLine += delta
+	}
+	ed.text = out.Bytes()
+	ed.ranges = append(ed.ranges, res)
+	return res, nil
+}
+
+var nl = []byte{'\n'}
+
+// lineOf is the line, from 1, that offset at is on.
+func lineOf(text []byte, at int) int {
+	return bytes.Count(text[:min(at, len(text))], []byte("\n")) + 1
+}
+
+// maxShown is how many lines of the closest region an error shows.
+const maxShown = 12
+
+// notFound words an edit whose old_text is nowhere: the closest region of the
+// text, numbered as read numbers lines, and its first line that differs.
+func notFound(i int, text, old []byte) error {
+	n, ok := match.Closest(text, old)
+	if !ok {
+		return fmt.Errorf("edits[%d]: old_text is not in the file (it is empty)", i)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "edits[%d]: old_text is not in the file. The closest is lines %d-%d:\n", i, n.First, n.Last)
+	lines := match.Lines(text)
+	for l := n.First; l <= n.Last && l-n.First < maxShown; l++ {
+		t := lines[l-1]
+		fmt.Fprintf(&b, "%6d\t%s\n", l, text[t.Start:t.ContentEnd])
+	}
+	if n.Last-n.First+1 > maxShown {
+		fmt.Fprintf(&b, "[… %d lines more]\n", n.Last-n.First+1-maxShown)
+	}
+	if n.Line > 0 {
+		fmt.Fprintf(&b, "Line %d differs: the file has %q where old_text has %q", n.Line, n.Have, n.Want)
+	} else {
+		b.WriteString("Its lines are old_text's but for blanks at their ends")
+	}
+	return fmt.Errorf("%s", b.String())
+}

@@ -1,0 +1,117 @@
+package edit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"toolkit/internal/outcome"
+	"toolkit/internal/replace"
+)
+
+// TestNoLostUpdate: 1000 edits race with each other and with a writer on
+// one file. Each edit adds a "#" before the end marker, each of the
+// writer's writes a "w" line; an edit that read the file before another
+// change landed must fail as a conflict, never write over it. At the end the
+// file holds exactly one "#" per edit that succeeded and one "w" per write.
+func TestNoLostUpdate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.txt")
+	if err := os.WriteFile(path, []byte("<END>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const editors, each, writes = 4, 250, 200
+	var mu sync.Mutex
+	done, conflicts, writesDone := 0, 0, 0
+	var wg sync.WaitGroup
+	for range editors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				o := Run(t.Context(), Args{Path: path, Edits: []Edit{{OldText: "<END>", NewText: "#<END>"}}})
+				mu.Lock()
+				switch {
+				case o.Kind == outcome.Done:
+					done++
+				case strings.Contains(o.Message, "changed while it was edited"):
+					conflicts++
+				default:
+					t.Errorf("edit: %s", o.Message)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// The writer appends a line, on the condition that the file is what
+		// it read: write with if_match.
+		for range writes {
+			old, err := os.ReadFile(path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			sum := sha256.Sum256(old)
+			staged, err := replace.Stage(nil, path, func(w io.Writer) error {
+				_, err := w.Write(append(append([]byte(nil), old...), "w\n"...))
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := staged.Commit(replace.Expect{SHA256: hex.EncodeToString(sum[:])}); err == nil {
+				mu.Lock()
+				writesDone++
+				mu.Unlock()
+			}
+		}
+	}()
+	wg.Wait()
+	got, _ := os.ReadFile(path)
+	hashes, ws := bytes.Count(got, []byte("#")), bytes.Count(got, []byte("w\n"))
+	t.Logf("%d edits done, %d conflicts; %d writes done", done, conflicts, writesDone)
+	if hashes != done || ws != writesDone {
+		t.Fatalf("the file holds %d # for %d edits done and %d w for %d writes: updates were lost", hashes, done, ws, writesDone)
+	}
+	if done == 0 {
+		t.Fatal("no edit succeeded")
+	}
+}
+
+// TestDiff: the diff of an edit's change, hunk by hunk, with the lines
+// numbered as both sides have them.
+func TestDiff(t *testing.T) {
+	before := []byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20")
+	ed := &editor{text: []byte("1\n2\n3\nfour\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n")}
+	want := `--- a/f
++++ b/f
+@@ -1,7 +1,7 @@
+ 1
+ 2
+ 3
+-4
++four
+ 5
+ 6
+ 7
+@@ -17,4 +17,4 @@
+ 17
+ 18
+ 19
+-20
+\ No newline at end of file
++20
+`
+	if got := ed.diff("f", before); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,201 @@
+// Package match finds a piece of text a model quoted in a file, as edit and
+// patch need it: exactly if it can, else, level by level, allowing for what
+// models get wrong when they quote: line endings, trailing white space,
+// indentation (tabs against spaces, a block shifted), and Unicode
+// look-alikes (curly quotes, dashes, non-breaking spaces).
+//
+// Find returns every place of the first level at which old matches at all,
+// in the order the levels are tried:
+//
+//	exact           old occurs as it is
+//	line_endings    "\n" and "\r\n" count as one
+//	trailing_space  lines compare without their trailing blanks
+//	indentation     lines compare without their leading blanks either
+//	unicode         look-alikes count as their ASCII characters
+//
+// The levels from trailing_space on compare whole lines; exact and
+// line_endings find old anywhere. A caller decides what several places
+// mean (edit refuses them, patch takes the one nearest where the hunk says).
+// Replacement gives the text to put in a place: the new text in the line
+// endings of the place, and at the indentation level re-indented as the
+// place is.
+package match
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// Level is how loosely a place matched.
+type Level int
+
+const (
+	Exact Level = iota
+	LineEndings
+	TrailingSpace
+	Indentation
+	Unicode
+)
+
+var levelNames = [...]string{"exact", "line_endings", "trailing_space", "indentation", "unicode"}
+
+func (l Level) String() string { return levelNames[l] }
+
+// Span is a place in the text, in bytes.
+type Span struct{ Start, End int }
+
+// Find returns the places where old is in text, at the first level that has
+// any, or no places at all. old must not be empty.
+func Find(text, old []byte) (Level, []Span) {
+	if spans := exact(text, old); len(spans) > 0 {
+		return Exact, spans
+	}
+	if bytes.Contains(text, []byte("\r\n")) || bytes.Contains(old, []byte("\r\n")) {
+		if spans := mapped(text, old, crlfOnly); len(spans) > 0 {
+			return LineEndings, spans
+		}
+	}
+	tl, ol := Lines(text), Lines(old)
+	if spans := byLines(text, tl, old, ol, trailing); len(spans) > 0 {
+		return TrailingSpace, spans
+	}
+	if spans := byLines(text, tl, old, ol, indented); len(spans) > 0 {
+		return Indentation, spans
+	}
+	if spans := mapped(text, old, lookAlike); len(spans) > 0 {
+		return Unicode, spans
+	}
+	return Exact, nil
+}
+
+// exact finds every place of old in text, not overlapping.
+func exact(text, old []byte) []Span {
+	var spans []Span
+	for at := 0; ; {
+		i := bytes.Index(text[at:], old)
+		if i < 0 {
+			return spans
+		}
+		spans = append(spans, Span{at + i, at + i + len(old)})
+		at += i + len(old)
+	}
+}
+
+// Line is one line of a text: where it starts, where its content ends
+// (before "\n" or "\r\n") and where it ends (after them).
+type Line struct{ Start, ContentEnd, End int }
+
+// Lines splits text into lines.
+func Lines(text []byte) []Line {
+	var lines []Line
+	for at := 0; at < len(text); {
+		i := bytes.IndexByte(text[at:], '\n')
+		if i < 0 {
+			lines = append(lines, Line{at, len(text), len(text)})
+			break
+		}
+		end := at + i
+		content := end
+		if content > at && text[content-1] == '\r' {
+			content--
+		}
+		lines = append(lines, Line{at, content, end + 1})
+		at = end + 1
+	}
+	return lines
+}
+
+func trailing(b []byte) []byte { return bytes.TrimRight(b, " \t") }
+func indented(b []byte) []byte { return bytes.TrimLeft(bytes.TrimRight(b, " \t"), " \t") }
+
+// byLines finds old's lines as whole lines of text, each compared through
+// norm. Blank lines at old's ends count, as they must be there too. When
+// old ends with a line end, the place takes the last line's end with it.
+func byLines(text []byte, tl []Line, old []byte, ol []Line, norm func([]byte) []byte) []Span {
+	if len(ol) == 0 || len(ol) > len(tl) {
+		return nil
+	}
+	withEnd := old[len(old)-1] == '\n'
+	var spans []Span
+	for i := 0; i+len(ol) <= len(tl); i++ {
+		ok := true
+		for j, o := range ol {
+			t := tl[i+j]
+			if !bytes.Equal(norm(text[t.Start:t.ContentEnd]), norm(old[o.Start:o.ContentEnd])) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		last := tl[i+len(ol)-1]
+		end := last.ContentEnd
+		if withEnd {
+			end = last.End
+		}
+		spans = append(spans, Span{tl[i].Start, end})
+		i += len(ol) - 1 // not overlapping
+	}
+	return spans
+}
+
+// mapped finds old in text after both are rewritten by fold, a character at
+// a time, and returns the places in text's own bytes.
+func mapped(text, old []byte, fold func([]byte) (string, int)) []Span {
+	ft, at := folded(text, fold)
+	fo, _ := folded(old, fold)
+	if len(fo) == 0 {
+		return nil
+	}
+	var spans []Span
+	for _, s := range exact(ft, fo) {
+		spans = append(spans, Span{at[s.Start], at[s.End]})
+	}
+	return spans
+}
+
+// folded is b rewritten by fold, and for each byte of it (and one past
+// the end) the offset in b it came from.
+func folded(b []byte, fold func([]byte) (string, int)) ([]byte, []int) {
+	out := make([]byte, 0, len(b))
+	at := make([]int, 0, len(b)+1)
+	for i := 0; i < len(b); {
+		s, n := fold(b[i:])
+		for k := 0; k < len(s); k++ {
+			out = append(out, s[k])
+			at = append(at, i)
+		}
+		i += n
+	}
+	return out, append(at, len(b))
+}
+
+// crlfOnly folds "\r\n" to "\n".
+func crlfOnly(b []byte) (string, int) {
+	if len(b) >= 2 && b[0] == '\r' && b[1] == '\n' {
+		return "\n", 2
+	}
+	return string(b[:1]), 1
+}
+
+// lookAlike folds "\r\n" to "\n" and the characters models put for ASCII
+// ones to those.
+func lookAlike(b []byte) (string, int) {
+	if b[0] < utf8.RuneSelf {
+		return crlfOnly(b)
+	}
+	r, n := utf8.DecodeRune(b)
+	if a, ok := ascii[r]; ok {
+		return a, n
+	}
+	return string(b[:n]), n
+}
+
+var ascii = map[rune]string{
+	'\u2018': "'", '\u2019': "'", '\u201A': "'", '\u201B': "'", '\u2032': "'",
+	'\u201C': `"`, '\u201D': `"`, '\u201E': `"`, '\u201F': `"`, '\u2033': `"`,
+	'\u2010': "-", '\u2011': "-", '\u2012': "-", '\u2013': "-", '\u2014': "-", '\u2015': "-", '\u2212': "-",
+	'\u00A0': " ", '\u2002': " ", '\u2003': " ", '\u2007': " ", '\u2009': " ", '\u200A': " ", '\u202F': " ", '\u3000': " ",
+	'\u2026': "...",
+}

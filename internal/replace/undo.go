@@ -1,0 +1,121 @@
+package replace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"toolkit/internal/root"
+	"toolkit/internal/tempfile"
+)
+
+// Undo puts back what a commit of many changes did to one file, should a
+// later one fail: patch's all or none. Until Done or Revert, the file's
+// old content is kept under a name of its own beside it.
+type Undo struct {
+	dir    *os.File
+	base   string // the file's name in dir
+	backup string // the old file's name while the change is not done; "" when there was none
+	added  bool   // the change made the file: undoing removes it
+}
+
+// CommitUndo is Commit for one of many changes: the rename is done, never
+// a write in place, and the old content is kept until Done, so that Revert
+// can put it back. The directory is not synced: the caller syncs the
+// directories once all is in place.
+func (s *Staged) CommitUndo(expect Expect) (*Undo, error) {
+	defer s.f.Close()
+	dfd := int(s.dir.Fd())
+	if unix.Flock(dfd, unix.LOCK_EX) == nil {
+		defer unix.Flock(dfd, unix.LOCK_UN)
+	}
+	u := &Undo{dir: s.dir, base: filepath.Base(s.target)}
+	if err := s.check(expect); err != nil {
+		s.drop()
+		u.close()
+		return nil, err
+	}
+	if s.inPlace != "" {
+		u.close()
+		return nil, fmt.Errorf("%s, so the file could not be changed along with the others", s.inPlace)
+	}
+	absent := expect.Absent || s.Old == nil
+	if !absent {
+		u.backup = tempfile.Name("."+u.base+".toolkit-", ".old")
+		if err := unix.Linkat(dfd, u.base, dfd, u.backup, 0); err != nil {
+			s.drop()
+			u.close()
+			return nil, &fs.PathError{Op: "keep", Path: s.target, Err: err}
+		}
+	}
+	if err := s.rename(dfd, u.base, absent); err != nil {
+		s.drop()
+		u.Done()
+		if errors.Is(err, syscall.EEXIST) {
+			now, _ := s.current()
+			return nil, &Changed{Now: now, Absent: true}
+		}
+		return nil, &fs.PathError{Op: "rename", Path: s.target, Err: err}
+	}
+	u.added = absent
+	return u, nil
+}
+
+// RemoveUndo removes path if it is as expect says, keeping its content
+// under a name of its own beside it until Done; Revert puts it back.
+func RemoveUndo(r *root.Root, path string, expect Expect) (*Undo, error) {
+	dir, err := r.OpenFile(filepath.Dir(path), os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	dfd := int(dir.Fd())
+	if unix.Flock(dfd, unix.LOCK_EX) == nil {
+		defer unix.Flock(dfd, unix.LOCK_UN)
+	}
+	u := &Undo{dir: dir, base: filepath.Base(path)}
+	s := &Staged{r: r, target: path}
+	if err := s.check(expect); err != nil {
+		u.close()
+		return nil, err
+	}
+	u.backup = tempfile.Name("."+u.base+".toolkit-", ".old")
+	if err := unix.Renameat(dfd, u.base, dfd, u.backup); err != nil {
+		u.close()
+		return nil, &fs.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return u, nil
+}
+
+// Revert puts the old file back (or removes the new one).
+func (u *Undo) Revert() error {
+	defer u.close()
+	dfd := int(u.dir.Fd())
+	switch {
+	case u.backup != "":
+		return unix.Renameat(dfd, u.backup, dfd, u.base)
+	case u.added:
+		return unix.Unlinkat(dfd, u.base, 0)
+	}
+	return nil
+}
+
+// Done lets the old content go, and syncs the directory.
+func (u *Undo) Done() error {
+	defer u.close()
+	if u.backup != "" {
+		_ = unix.Unlinkat(int(u.dir.Fd()), u.backup, 0)
+	}
+	return u.dir.Sync()
+}
+
+func (u *Undo) close() {
+	if u.dir != nil {
+		u.dir.Close()
+		u.dir = nil
+	}
+}

@@ -1,0 +1,124 @@
+// Package text says what a file's bytes are as text, as read shows them
+// and edit and patch change them: UTF-8 (with or without a BOM), UTF-16 or
+// UTF-32 with a BOM that decodes validly, or binary.
+package text
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// SniffSize is how much of a file Detect and LooksBinary look at.
+const SniffSize = 8 << 10
+
+// Encoding is how a text file's bytes are characters.
+type Encoding struct {
+	Name string // "UTF-16LE" …; "" for UTF-8
+	BOM  int    // bytes of byte-order mark at the start
+	Unit int    // 2 or 4 for UTF-16 and UTF-32; 0 for UTF-8
+	Big  bool   // big-endian
+}
+
+// Detect tells a file's encoding from its first bytes (whole: they are all
+// of it). A UTF-16 or UTF-32 byte-order mark counts only when what follows
+// it decodes validly: a file that merely starts FF FE is not taken for
+// UTF-16.
+func Detect(head []byte, whole bool) Encoding {
+	for _, e := range []struct {
+		bom []byte
+		enc Encoding
+	}{
+		{[]byte{0xFF, 0xFE, 0, 0}, Encoding{"UTF-32LE", 4, 4, false}},
+		{[]byte{0, 0, 0xFE, 0xFF}, Encoding{"UTF-32BE", 4, 4, true}},
+		{[]byte{0xFF, 0xFE}, Encoding{"UTF-16LE", 2, 2, false}},
+		{[]byte{0xFE, 0xFF}, Encoding{"UTF-16BE", 2, 2, true}},
+	} {
+		if bytes.HasPrefix(head, e.bom) && decodesValidly(head[len(e.bom):], e.enc, whole) {
+			return e.enc
+		}
+	}
+	if bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}) {
+		return Encoding{BOM: 3}
+	}
+	return Encoding{}
+}
+
+// decodesValidly reports whether b, the start of a file after its BOM, is
+// text in e: whole units, no unpaired surrogate or unit that is no
+// character, no NUL and no control character but the usual white space.
+// Unless b is the whole file, its end may cut a unit or a pair.
+func decodesValidly(b []byte, e Encoding, whole bool) bool {
+	if whole && len(b)%e.Unit != 0 {
+		return false
+	}
+	b = b[:len(b)-len(b)%e.Unit]
+	var high rune
+	for len(b) >= e.Unit {
+		c := unitAt(b, e.Unit, e.Big)
+		b = b[e.Unit:]
+		switch {
+		case e.Unit == 2 && c >= 0xD800 && c < 0xDC00:
+			if high != 0 {
+				return false
+			}
+			high = c
+			continue
+		case e.Unit == 2 && c >= 0xDC00 && c < 0xE000:
+			if high == 0 {
+				return false
+			}
+			high = 0
+			continue
+		case high != 0, !utf8.ValidRune(c), c == 0, unicode.IsControl(c) && !strings.ContainsRune("\t\n\r\f\v", c):
+			return false
+		}
+	}
+	return true
+}
+
+// LooksBinary: a NUL byte, or more than 30 % of the bytes in invalid UTF-8
+// (random bytes are about half invalid; a Latin-1 text a few percent).
+func LooksBinary(b []byte) bool {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return true
+	}
+	invalid := 0
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			if len(b)-i < utf8.UTFMax && !utf8.FullRune(b[i:]) {
+				break // a character cut off by the end of the sample
+			}
+			invalid++
+		}
+		i += n
+	}
+	return invalid*10 > len(b)*3
+}
+
+// MimeType names the kind of a binary file, as net/http guesses it.
+func MimeType(head []byte) string {
+	t := http.DetectContentType(head)
+	if i := strings.IndexByte(t, ';'); i >= 0 {
+		t = t[:i]
+	}
+	return t
+}
+
+// Binary is what a file is refused for, when it is binary: nil for text.
+// head is its first SniffSize bytes, size all of its bytes.
+func Binary(head []byte, size int64) (Encoding, error) {
+	enc := Detect(head, size <= SniffSize)
+	if enc.Unit == 0 && LooksBinary(head[enc.BOM:]) {
+		return enc, fmt.Errorf("binary file (%s, %d bytes)", MimeType(head), size)
+	}
+	return enc, nil
+}
