@@ -140,12 +140,22 @@ func TestMinimalImage(t *testing.T) {
 
 	// write, then read what it wrote.
 	out, code = inImage(t, rootfs, "hello\nimage\n", "/bin/toolkit-write", "/work/notes.txt")
-	if code != 0 || out != "created /work/notes.txt: 12 bytes (2 lines)\n" {
+	if code != 0 || out != "created /work/notes.txt: 12 bytes (2 lines); sha256 41939b5a4845\n" {
 		t.Fatalf("write: exit %d: %q", code, out)
 	}
 	out, code = inImage(t, rootfs, `{"path":"/work/notes.txt","offset":2}`, "/bin/toolkit-read")
-	if code != 0 || out != "     2\timage\n" {
+	if code != 0 || out != "     2\timage\n[lines 2-2 of 2; sha256 41939b5a4845]\n" {
 		t.Fatalf("read: exit %d: %q", code, out)
+	}
+
+	// edit, then patch through the apply_patch link.
+	out, code = inImage(t, rootfs, "", "/bin/toolkit-edit", "/work/notes.txt", "--old", "image", "--new", "IMAGE")
+	if code != 0 || !strings.Contains(out, "\n[edited /work/notes.txt: 1 edit (exact); line 2; sha256 ") {
+		t.Fatalf("edit: exit %d: %q", code, out)
+	}
+	out, code = inImage(t, rootfs, "*** Begin Patch\n*** Update File: /work/notes.txt\n@@\n-IMAGE\n+patched\n*** End Patch\n", "/bin/apply_patch")
+	if code != 0 || !strings.HasPrefix(out, "M /work/notes.txt (+1 -1) sha256 ") {
+		t.Fatalf("apply_patch: exit %d: %q", code, out)
 	}
 
 	// toolkit mcp: initialize, and a call.

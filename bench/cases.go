@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 type benchEnv struct {
@@ -74,7 +75,33 @@ func cases(e *benchEnv) []comparison {
 		return exec.Command("sh", "-c", `{ printf '%s\n%s\n%s' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' '{"jsonrpc":"2.0","method":"notifications/initialized"}' '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":'; cat "$0"; printf '}}\n'; } > "$1"`, contentJSON, mcpWrite).Run()
 	}
 	catBase := []string{"/bin/sh", "-c", "cat > " + out + " && sync " + out}
+	// edit: one replacement near the end of a 100 MiB file, put back before
+	// each run; patch: a 200-file git diff, undone before each run.
+	big, bigCopy := e.path("big.txt"), e.path("big.orig")
+	makeBig := func() error { return writeBig(bigCopy, 100<<20) }
+	freshBig := func() error { return exec.Command("sh", "-c", "cp "+bigCopy+" "+big+" && sync "+big).Run() }
+	repo, diff := e.path("repo"), e.path("repo.diff")
+	resetRepo := func() error { return exec.Command("git", "-C", repo, "checkout", "-q", "-f", ".").Run() }
+	inRepo := func(cmd string) []string { return []string{"/bin/sh", "-c", "cd " + repo + " && " + cmd} }
 	return []comparison{
+		{
+			group: "edit", name: "one replacement near the end of a 100 MiB text file",
+			base: []string{"/bin/sh", "-c", "sed -i s/OLDMARK/NEWMARK/ " + big + " && sync " + big},
+			tool: []string{tk, "edit", big, "--old", "OLDMARK", "--new", "NEWMARK"},
+			runs: e.runs, target: "≤ 1.5×, peak ≤ 2.5× the file (250 MiB)", limit: 1.5, setup: makeBig, before: freshBig,
+		},
+		{
+			group: "edit", name: "a failed match on a 10 MiB file, answered with its closest lines",
+			base: []string{"grep", "-c", "no such line", e.path("ten.txt")},
+			tool: []string{"/bin/sh", "-c", tk + " edit " + e.path("ten.txt") + " --old 'func step(ctx, q) error {' --new x; test $? = 1"},
+			runs: e.runs, target: "toolkit ≤ 100 ms", maxMS: 100,
+			setup: func() error { return writeBig(e.path("ten.txt"), 10<<20) },
+		},
+		{
+			group: "patch", name: "a 200-file git diff, one hunk per file",
+			base: inRepo("git apply " + diff), tool: inRepo(tk + " patch " + diff),
+			runs: e.runs, target: "≤ 2.0×", limit: 2.0, setup: func() error { return makeRepo(repo, diff, 200) }, before: resetRepo,
+		},
 		{
 			group: "write", name: "60 MiB in person mode, a new file (toolkit write f < content)",
 			base: catBase, stdin: content, tool: []string{tk, "write", out},
@@ -214,6 +241,64 @@ func writeContent(raw, call string, size int) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// writeBig writes size bytes of source-like lines with one "OLDMARK" near
+// the end.
+func writeBig(path string, size int) error {
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= int64(size) {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	n, marked := 0, false
+	for i := 0; n < size; i++ {
+		if !marked && n > size-64<<10 {
+			k, _ := fmt.Fprintf(w, "\tconst mark = \"OLDMARK\" // the line the benchmark edits\n")
+			n, marked = n+k, true
+		}
+		k, _ := fmt.Fprintf(w, "\tif err := step%d(ctx, %c); err != nil {\n\t\treturn err\n\t}\n", i, 'a'+i%26)
+		n += k
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// makeRepo makes a git repository of n files and diff, a git diff that
+// changes one line in the middle of each.
+func makeRepo(repo, diff string, n int) error {
+	if _, err := os.Stat(diff); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		return err
+	}
+	for i := range n {
+		var b strings.Builder
+		for l := range 300 {
+			fmt.Fprintf(&b, "line %d of file %d: some text as source has it\n", l, i)
+		}
+		if err := os.WriteFile(filepath.Join(repo, fmt.Sprintf("f%03d.txt", i)), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	script := `set -e
+export GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@b GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@b
+git init -q . && git add -A && git commit -qm one
+sed -i 's/^line 150 of/LINE 150 OF/' f*.txt
+git diff > "$0"
+git checkout -q -f .`
+	cmd := exec.Command("sh", "-c", script, diff)
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, out)
 	}
 	return nil
 }

@@ -73,6 +73,7 @@ type comparison struct {
 	runs        int
 	target      string  // what the target says, for the report
 	limit       float64 // the largest ratio the target allows (0: none)
+	maxMS       float64 // the longest toolkit's median may take, in ms (0: none)
 	setup       func() error
 	before      func() error // before each run of either side, so both start alike
 	cleanup     func()
@@ -198,7 +199,8 @@ func main() {
 
 // met says whether the row meets its target; ok false when it has none.
 func (r row) met() (met, ok bool) {
-	return r.c.limit == 0 || r.ratio() <= r.c.limit, r.c.limit > 0
+	met = (r.c.limit == 0 || r.ratio() <= r.c.limit) && (r.c.maxMS == 0 || ms(r.tool.wall) <= r.c.maxMS)
+	return met, r.c.limit > 0 || r.c.maxMS > 0
 }
 
 func printRow(w io.Writer, r row) {

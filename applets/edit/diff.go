@@ -1,6 +1,7 @@
 package edit
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -17,8 +18,8 @@ const maxDiffLines = 200
 // diff is the unified diff from the text the edits started with to the one
 // they left, for path.
 func (ed *editor) diff(path string, before []byte) string {
-	a, b := split(before), split(ed.text)
-	hunks := group(lineDiff(a, b))
+	aw, bw, base := window(before, ed.text)
+	hunks := group(lineDiff(split(aw), split(bw), base))
 	if len(hunks) == 0 {
 		return ""
 	}
@@ -54,6 +55,46 @@ func rangeOf(start, n int) string {
 	return fmt.Sprintf("%d,%d", start, n)
 }
 
+// window is the lines of a and b that differ, with diffContext lines
+// around them, and how many lines come before: the lines an edit leaves
+// alike are never split, so a change to a large file costs what the change
+// costs.
+func window(a, b []byte) (aw, bw []byte, base int) {
+	const block = 4096 // compared whole first, a byte at a time after
+	pre := 0
+	for pre+block <= min(len(a), len(b)) && bytes.Equal(a[pre:pre+block], b[pre:pre+block]) {
+		pre += block
+	}
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf+block <= min(len(a), len(b))-pre && bytes.Equal(a[len(a)-suf-block:len(a)-suf], b[len(b)-suf-block:len(b)-suf]) {
+		suf += block
+	}
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	pre = bytes.LastIndexByte(a[:pre], '\n') + 1 // back to a line's start
+	for range diffContext {
+		if pre > 0 {
+			pre = bytes.LastIndexByte(a[:pre-1], '\n') + 1
+		}
+	}
+	for range diffContext + 1 { // on to a line's start, then past diffContext lines
+		i := bytes.IndexByte(a[len(a)-suf:], '\n')
+		if i < 0 {
+			suf = 0
+			break
+		}
+		suf -= i + 1
+		if suf < 0 {
+			suf = 0
+		}
+	}
+	return a[pre : len(a)-suf], b[pre : len(b)-suf], bytes.Count(a[:pre], nl)
+}
+
 // split is text's lines, each with its line end, the last without one
 // marked as diff marks it.
 func split(text []byte) []string {
@@ -80,7 +121,7 @@ type op struct {
 // Difference Algorithm and Its Variations", 1986), after the lines the two
 // begin and end with alike are set aside: an edit changes a few lines of a
 // file, and the search then runs over those alone.
-func lineDiff(a, b []string) []op {
+func lineDiff(a, b []string, base int) []op {
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
 		pre++
@@ -91,11 +132,11 @@ func lineDiff(a, b []string) []op {
 	}
 	var ops []op
 	for i := range pre {
-		ops = append(ops, op{' ', i, i, a[i]})
+		ops = append(ops, op{' ', base + i, base + i, a[i]})
 	}
-	ops = append(ops, myers(a[pre:len(a)-suf], b[pre:len(b)-suf], pre)...)
+	ops = append(ops, myers(a[pre:len(a)-suf], b[pre:len(b)-suf], base+pre)...)
 	for k := suf; k > 0; k-- {
-		ops = append(ops, op{' ', len(a) - k, len(b) - k, a[len(a)-k]})
+		ops = append(ops, op{' ', base + len(a) - k, base + len(b) - k, a[len(a)-k]})
 	}
 	return ops
 }

@@ -32,10 +32,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -144,10 +142,6 @@ func fromFlags(c *cli.Context, a *Args) error {
 	return nil
 }
 
-// maxFile is the largest file edit takes: it holds the file, the new text and
-// the diff in memory.
-const maxFile = 1 << 30
-
 // Run applies the edits to one file.
 func Run(ctx context.Context, a Args) outcome.Outcome {
 	if len(a.Edits) == 0 {
@@ -161,11 +155,11 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	r := a.Host.Root
 	target, err := r.Resolve(a.Path)
 	if err != nil {
-		return outcome.Failure("%s: %s", a.Path, describe(err))
+		return outcome.Failure("%s: %s", a.Path, replace.Reason(err))
 	}
-	orig, err := readWhole(r, target)
+	orig, err := replace.ReadWhole(r, target)
 	if err != nil {
-		return outcome.Failure("%s: %s", a.Path, describe(err))
+		return outcome.Failure("%s: %s", a.Path, replace.Reason(err))
 	}
 	enc, err := text.Binary(orig[:min(len(orig), text.SniffSize)], int64(len(orig)))
 	if err != nil {
@@ -215,7 +209,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 			return err
 		})
 		if err != nil {
-			return outcome.Failure("%s: cannot write: %s", a.Path, describe(err))
+			return outcome.Failure("%s: cannot write: %s", a.Path, replace.Reason(err))
 		}
 		res, err := staged.Commit(replace.Expect{SHA256: was})
 		var changed *replace.Changed
@@ -223,7 +217,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		case errors.As(err, &changed):
 			return outcome.Failure("%s: changed while it was edited, by someone else (sha256 now %s); nothing was written: read it again", a.Path, shaOf(changed.Now))
 		case err != nil:
-			return outcome.Failure("%s: cannot write: %s", a.Path, describe(err))
+			return outcome.Failure("%s: cannot write: %s", a.Path, replace.Reason(err))
 		}
 		if res.InPlace != "" {
 			diff += fmt.Sprintf("[written in place: %s; not atomic]\n", res.InPlace)
@@ -263,58 +257,6 @@ func lineRanges(rs []EditResult) string {
 		word = "line "
 	}
 	return word + strings.Join(parts, ", ")
-}
-
-// readWhole reads a regular file whole, refusing what read refuses.
-func readWhole(r *root.Root, path string) ([]byte, error) {
-	f, err := r.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.IsDir() {
-		return nil, syscall.EISDIR
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, replace.ErrNotRegular
-	}
-	if fi.Size() > maxFile {
-		return nil, fmt.Errorf("%d bytes: larger than the %d MiB edit takes; use write", fi.Size(), maxFile>>20)
-	}
-	b := make([]byte, 0, fi.Size()+1)
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // it grew while read
-		}
-	}
-}
-
-// describe words an error.
-func describe(err error) string {
-	var de *replace.DirError
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && !errors.Is(err, root.ErrOutside):
-		return "no such file"
-	case errors.Is(err, syscall.EISDIR):
-		return "is a directory"
-	case errors.Is(err, replace.ErrNotRegular):
-		return "not a regular file"
-	case errors.As(err, &de):
-		return de.Error()
-	}
-	return root.Reason(err)
 }
 
 // Description tells a model when to use edit and what it returns.

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -113,5 +117,58 @@ func TestDiff(t *testing.T) {
 `
 	if got := ed.diff("f", before); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestDiffApplies: the diff of random changes to random texts, applied by
+// git apply to the text before, gives the text after; the lines the window
+// leaves out are counted in the hunk headers, or git would refuse them.
+func TestDiffApplies(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	for round := range 60 {
+		var lines []string
+		for i := range 20 + rng.IntN(60) {
+			lines = append(lines, fmt.Sprintf("line %d %c\n", i, 'a'+rng.IntN(3)))
+		}
+		after := append([]string(nil), lines...)
+		for range 1 + rng.IntN(3) {
+			at := rng.IntN(len(after))
+			switch rng.IntN(3) {
+			case 0:
+				after[at] = "changed\n"
+			case 1:
+				after = append(after[:at], after[at+1:]...)
+			default:
+				after = slices.Insert(after, at, "new\n")
+			}
+		}
+		before, now := strings.Join(lines, ""), strings.Join(after, "")
+		if rng.IntN(3) == 0 {
+			before = strings.TrimSuffix(before, "\n")
+		}
+		if rng.IntN(3) == 0 {
+			now = strings.TrimSuffix(now, "\n")
+		}
+		if before == now {
+			continue
+		}
+		ed := &editor{text: []byte(now)}
+		diff := ed.diff("f", []byte(before))
+		if err := os.WriteFile(filepath.Join(dir, "f"), []byte(before), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("git", "apply", "-")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(diff)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("round %d: git apply: %v: %s\n%s", round, err, out, diff)
+		}
+		got, _ := os.ReadFile(filepath.Join(dir, "f"))
+		if string(got) != now {
+			t.Fatalf("round %d: applied %q, want %q\n%s", round, got, now, diff)
+		}
 	}
 }

@@ -111,10 +111,10 @@ func TestEachTool(t *testing.T) {
 	cs := session(t, dir)
 
 	w := call(t, cs, "write", map[string]any{"path": "notes.txt", "content": "one\ntwo\n"})
-	if w.IsError || text(w) != "created notes.txt: 8 bytes (2 lines)\n" {
+	sum := structured(t, w)["sha256"]
+	if w.IsError || text(w) != "created notes.txt: 8 bytes (2 lines); sha256 "+sum.(string)[:12]+"\n" {
 		t.Fatalf("write: %v %q", w.IsError, text(w))
 	}
-	sum := structured(t, w)["sha256"]
 
 	r := call(t, cs, "read", map[string]any{"path": "notes.txt"})
 	if r.IsError || text(r) != "     1\tone\n     2\ttwo\n[lines 1-2 of 2; sha256 "+sum.(string)[:12]+"]\n" {

@@ -56,7 +56,7 @@ func apply(text []byte, hunks []Hunk) (applied, error) {
 			case len(h.Anchors) > 0:
 				at = from
 			case h.OldLine > 0 && !h.AtEnd:
-				at = lineStart(res.text, h.OldLine+shift)
+				at = max(from, lineStart(res.text, h.OldLine+shift))
 			}
 			span = match.Span{Start: at, End: at}
 		default:

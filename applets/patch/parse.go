@@ -349,8 +349,10 @@ func (p *parser) unifiedHunk() (Hunk, error) {
 	}
 	p.at++
 	h := Hunk{Header: header, OldLine: oldStart}
-	if oldStart == 0 {
-		h.OldLine = 1
+	if oldLen == 0 {
+		// Lines added with no context go after the line named, and
+		// "-0,0" is before the first.
+		h.OldLine = oldStart + 1
 	}
 	for oldLen > 0 || newLen > 0 {
 		if p.done() {

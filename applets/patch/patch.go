@@ -38,7 +38,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"syscall"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -166,7 +166,12 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		seen[c.target] = c
 	}
 	if !a.DryRun {
-		if err := commit(r, changes); err != nil {
+		err := commit(r, changes)
+		var un *replace.Unsynced
+		switch {
+		case errors.As(err, &un):
+			return outcome.Failure("every file of the patch is %s", un)
+		case err != nil:
 			return outcome.Failure("%s; nothing was written", err)
 		}
 	}
@@ -213,7 +218,7 @@ func line(f FileResult) string {
 func plan(r *root.Root, f File, seen map[string]*change, ifMatch map[string]string) (*change, error) {
 	target, err := r.Resolve(f.Path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", f.Path, describe(err))
+		return nil, fmt.Errorf("%s: %s", f.Path, replace.Reason(err))
 	}
 	c := &change{target: target, res: FileResult{Path: f.Path}}
 	var old []byte
@@ -224,7 +229,7 @@ func plan(r *root.Root, f File, seen map[string]*change, ifMatch map[string]stri
 	} else {
 		old, exists, err = readFile(r, target)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s", f.Path, describe(err))
+			return nil, fmt.Errorf("%s: %s", f.Path, replace.Reason(err))
 		}
 		if exists {
 			sum := sha256.Sum256(old)
@@ -275,7 +280,7 @@ func plan(r *root.Root, f File, seen map[string]*change, ifMatch map[string]stri
 		if f.MoveTo != "" {
 			to, err := r.Resolve(f.MoveTo)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s", f.MoveTo, describe(err))
+				return nil, fmt.Errorf("%s: %s", f.MoveTo, replace.Reason(err))
 			}
 			if to != target {
 				if _, there, _ := readFile(r, to); there {
@@ -321,27 +326,19 @@ func matches(path, want string, exists bool, sum string) error {
 
 // readFile reads a file whole; exists false when there is none.
 func readFile(r *root.Root, path string) ([]byte, bool, error) {
-	f, err := r.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	b, err := replace.ReadWhole(r, path)
 	if errors.Is(err, fs.ErrNotExist) && !errors.Is(err, root.ErrOutside) {
 		return nil, false, nil
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if fi.IsDir() {
-		return nil, false, syscall.EISDIR
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, replace.ErrNotRegular
-	}
-	b, err := io.ReadAll(f)
-	return b, true, err
+	return b, err == nil, err
 }
+
+// testHookRename, when set by a test, runs before each file is put in
+// place, with the path it goes to.
+var testHookRename func(path string)
+
+// maxStaging is how many files commit stages at once.
+const maxStaging = 16
 
 // commit stages every new content, then puts them in place one after
 // another, putting back those already in if one fails.
@@ -351,31 +348,40 @@ func commit(r *root.Root, changes []*change) error {
 		staged *replace.Staged
 		at     string // where the content goes
 	}
-	var steps []step
-	abort := func() {
-		for _, s := range steps {
-			if s.staged != nil {
-				s.staged.Abort()
-			}
-		}
-	}
-	for _, c := range changes {
-		s := step{c: c, at: c.target}
+	steps := make([]step, len(changes))
+	errs := make([]error, len(changes))
+	// Staged side by side: each staging ends in an fsync, and the file
+	// system takes the syncs of many together as quickly as one.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxStaging)
+	for i, c := range changes {
+		steps[i] = step{c: c, at: c.target}
 		if c.newPath != "" {
-			s.at = c.newPath
+			steps[i].at = c.newPath
 		}
-		if c.content != nil {
-			staged, err := replace.Stage(r, s.at, func(w io.Writer) error {
+		if c.content == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			steps[i].staged, errs[i] = replace.Stage(r, steps[i].at, func(w io.Writer) error {
 				_, err := w.Write(c.content)
 				return err
 			})
-			if err != nil {
-				abort()
-				return fmt.Errorf("%s: cannot write: %s", c.res.Path, describe(err))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			for _, s := range steps {
+				if s.staged != nil {
+					s.staged.Abort()
+				}
 			}
-			s.staged = staged
+			return fmt.Errorf("%s: cannot write: %s", changes[i].res.Path, replace.Reason(err))
 		}
-		steps = append(steps, s)
 	}
 	var undos []*replace.Undo
 	revert := func() {
@@ -384,6 +390,9 @@ func commit(r *root.Root, changes []*change) error {
 		}
 	}
 	for i, s := range steps {
+		if testHookRename != nil {
+			testHookRename(s.at)
+		}
 		var err error
 		var u *replace.Undo
 		if s.staged != nil {
@@ -414,27 +423,10 @@ func commit(r *root.Root, changes []*change) error {
 			if errors.As(err, &changed) {
 				return fmt.Errorf("%s: %s", s.c.res.Path, changed)
 			}
-			return fmt.Errorf("%s: cannot write: %s", s.c.res.Path, describe(err))
+			return fmt.Errorf("%s: cannot write: %s", s.c.res.Path, replace.Reason(err))
 		}
 	}
-	for _, u := range undos {
-		_ = u.Done()
-	}
-	return nil
-}
-
-// describe words an error.
-func describe(err error) string {
-	var de *replace.DirError
-	switch {
-	case errors.Is(err, syscall.EISDIR):
-		return "is a directory"
-	case errors.Is(err, replace.ErrNotRegular):
-		return "not a regular file"
-	case errors.As(err, &de):
-		return de.Error()
-	}
-	return root.Reason(err)
+	return replace.Done(undos)
 }
 
 // Description tells a model when to use patch and what it returns.

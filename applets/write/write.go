@@ -60,8 +60,9 @@ type Options struct {
 	// Content, when set, is read for the content instead of Args.Content:
 	// person mode streams stdin.
 	Content io.Reader
-	// Hash computes the sha256 of the new content and of the old, for the
-	// details (--json asks for it). if_match hashes the old one anyway.
+	// Hash computes the sha256 of the old content, for the details (--json
+	// asks for it); if_match hashes it anyway. The new one's is always
+	// computed on the way to the file.
 	Hash bool
 }
 
@@ -140,10 +141,7 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 	}
 
 	counter := &lineCounter{}
-	var h hash.Hash
-	if a.Host.Hash {
-		h = sha256.New()
-	}
+	h := sha256.New()
 	var n int64
 	staged, err := replace.Stage(r, target, func(f io.Writer) error {
 		var err error
@@ -164,9 +162,7 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 
 	exists := staged.Old != nil
 	d := Details{Path: a.Path, Bytes: n, Lines: counter.lines(), Created: !exists, PreviousSHA256: previous, OwnerKept: staged.OwnerKept, InPlace: res.InPlace}
-	if h != nil {
-		d.SHA256 = hex.EncodeToString(h.Sum(nil))
-	}
+	d.SHA256 = hex.EncodeToString(h.Sum(nil))
 	var text strings.Builder
 	if exists {
 		fmt.Fprintf(&text, "wrote %d bytes (%s) to %s", n, lines(d.Lines), a.Path)
@@ -176,6 +172,7 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 	if shown := shownPath(a.Path, target, r); shown != "" {
 		text.WriteString(" (through the link, to " + shown + ")")
 	}
+	text.WriteString("; sha256 " + d.SHA256[:12])
 	if exists {
 		if st, ok := staged.Old.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 && res.InPlace == "" {
 			fmt.Fprintf(&text, "; its %d other hard links keep the old content", st.Nlink-1)
@@ -196,10 +193,7 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 // copyContent writes the content to f, counting its lines and hashing it on
 // the way, and returns its size.
 func copyContent(f io.Writer, a Args, counter *lineCounter, h hash.Hash) (int64, error) {
-	w := io.Writer(counter)
-	if h != nil {
-		w = io.MultiWriter(counter, h)
-	}
+	w := io.MultiWriter(counter, h)
 	if a.Host.Content != nil {
 		// Hide the reader's WriteTo: *os.File's would copy through a
 		// 32 KiB buffer of its own, not this one.
@@ -254,15 +248,7 @@ func conflict(path string, expect replace.Expect, current *string) (outcome.Outc
 }
 
 // describe words an error for path.
-func describe(path string, err error) string {
-	switch {
-	case errors.Is(err, syscall.EISDIR):
-		return path + ": is a directory"
-	case errors.Is(err, replace.ErrNotRegular):
-		return path + ": not a regular file"
-	}
-	return path + ": " + root.Reason(err)
-}
+func describe(path string, err error) string { return path + ": " + replace.Reason(err) }
 
 // cannotWrite words an error found while writing path.
 func cannotWrite(path string, err error) string {
@@ -305,6 +291,6 @@ func (c *lineCounter) lines() int64 {
 // Description tells a model when to use write and what it returns.
 const Description = `Create a file in the sandbox, or replace its whole content. Use it to write new files and to save edited ones: give the complete new content, not a change.
 
-The content is written byte for byte (no newline is added or removed) and atomically: anyone reading the file sees the old content or the new one, never a mix. Parent directories are created; a symbolic link is written through to its target. Returns the number of bytes and lines written.
+The content is written byte for byte (no newline is added or removed) and atomically: anyone reading the file sees the old content or the new one, never a mix. Parent directories are created; a symbolic link is written through to its target. Returns the number of bytes and lines written and the new content's sha256 (its first 12 hex digits, which if_match takes).
 
 To be sure you are not overwriting changes you have not seen, pass if_match: the sha256 the read tool gave for the file, or "absent" to only create a new file. If the file changed since, nothing is written and the error says so; read it again.`

@@ -388,11 +388,15 @@ func HashFile(r *root.Root, path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		return "", &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
 	h := sha256.New()
-	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, make([]byte, 256<<10)); err != nil {
+	// A buffer no larger than the file: a patch hashes each file it
+	// changes, most of them a few KiB.
+	buf := make([]byte, min(max(fi.Size()+1, 4<<10), 256<<10))
+	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, buf); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

@@ -19,6 +19,7 @@ import (
 // old content is kept under a name of its own beside it.
 type Undo struct {
 	dir    *os.File
+	dirAt  string // dir's path in the root
 	base   string // the file's name in dir
 	backup string // the old file's name while the change is not done; "" when there was none
 	added  bool   // the change made the file: undoing removes it
@@ -26,7 +27,7 @@ type Undo struct {
 
 // CommitUndo is Commit for one of many changes: the rename is done, never
 // a write in place, and the old content is kept until Done, so that Revert
-// can put it back. The directory is not synced: the caller syncs the
+// can put it back. The directory is not synced: Done syncs the
 // directories once all is in place.
 func (s *Staged) CommitUndo(expect Expect) (*Undo, error) {
 	defer s.f.Close()
@@ -34,7 +35,7 @@ func (s *Staged) CommitUndo(expect Expect) (*Undo, error) {
 	if unix.Flock(dfd, unix.LOCK_EX) == nil {
 		defer unix.Flock(dfd, unix.LOCK_UN)
 	}
-	u := &Undo{dir: s.dir, base: filepath.Base(s.target)}
+	u := &Undo{dir: s.dir, dirAt: filepath.Dir(s.target), base: filepath.Base(s.target)}
 	if err := s.check(expect); err != nil {
 		s.drop()
 		u.close()
@@ -55,7 +56,8 @@ func (s *Staged) CommitUndo(expect Expect) (*Undo, error) {
 	}
 	if err := s.rename(dfd, u.base, absent); err != nil {
 		s.drop()
-		u.Done()
+		u.forget()
+		u.close()
 		if errors.Is(err, syscall.EEXIST) {
 			now, _ := s.current()
 			return nil, &Changed{Now: now, Absent: true}
@@ -77,7 +79,7 @@ func RemoveUndo(r *root.Root, path string, expect Expect) (*Undo, error) {
 	if unix.Flock(dfd, unix.LOCK_EX) == nil {
 		defer unix.Flock(dfd, unix.LOCK_UN)
 	}
-	u := &Undo{dir: dir, base: filepath.Base(path)}
+	u := &Undo{dir: dir, dirAt: filepath.Dir(path), base: filepath.Base(path)}
 	s := &Staged{r: r, target: path}
 	if err := s.check(expect); err != nil {
 		u.close()
@@ -104,13 +106,33 @@ func (u *Undo) Revert() error {
 	return nil
 }
 
-// Done lets the old content go, and syncs the directory.
-func (u *Undo) Done() error {
-	defer u.close()
+// Done lets the old contents go, then syncs each directory the changes
+// were in, once: a patch of 200 files in one directory syncs it once, not
+// 200 times.
+func Done(undos []*Undo) error {
+	var first error
+	synced := map[string]bool{}
+	for _, u := range undos {
+		u.forget()
+		if !synced[u.dirAt] {
+			synced[u.dirAt] = true
+			if err := u.dir.Sync(); err != nil && first == nil {
+				first = &Unsynced{Err: err}
+			}
+		}
+	}
+	for _, u := range undos {
+		u.close()
+	}
+	return first
+}
+
+// forget removes the old content kept.
+func (u *Undo) forget() {
 	if u.backup != "" {
 		_ = unix.Unlinkat(int(u.dir.Fd()), u.backup, 0)
+		u.backup = ""
 	}
-	return u.dir.Sync()
 }
 
 func (u *Undo) close() {

@@ -77,7 +77,7 @@ func decodesValidly(b []byte, e Encoding, whole bool) bool {
 			return false
 		}
 	}
-	return true
+	return high == 0 || !whole
 }
 
 // LooksBinary: a NUL byte, or more than 30 % of the bytes in invalid UTF-8

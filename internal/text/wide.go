@@ -111,8 +111,11 @@ func Decode(b []byte, enc Encoding) []byte {
 }
 
 // Encode is text, UTF-8, in enc with its BOM: Decode's inverse for a file
-// that decodes validly.
+// that decodes validly. UTF-8 with no BOM is text itself, not a copy.
 func Encode(text []byte, enc Encoding) []byte {
+	if enc.Unit == 0 && enc.BOM == 0 {
+		return text
+	}
 	out := make([]byte, 0, enc.BOM+len(text)*max(1, enc.Unit))
 	switch enc.Unit {
 	case 0:

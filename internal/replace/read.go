@@ -1,0 +1,73 @@
+package replace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"toolkit/internal/root"
+)
+
+// MaxWhole is the largest file edit and patch take: they hold it, its new
+// content and a diff in memory.
+const MaxWhole = 1 << 30
+
+// ReadWhole reads a regular file whole, as edit and patch change it; a
+// directory, a FIFO or device, and a file larger than MaxWhole are errors.
+func ReadWhole(r *root.Root, path string) ([]byte, error) {
+	f, err := r.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, syscall.EISDIR
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, ErrNotRegular
+	}
+	if fi.Size() > MaxWhole {
+		return nil, fmt.Errorf("%d bytes: larger than the %d MiB edit and patch take; use write", fi.Size(), MaxWhole>>20)
+	}
+	b := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) {
+			if len(b) > MaxWhole {
+				return nil, fmt.Errorf("grew past the %d MiB edit and patch take while read", MaxWhole>>20)
+			}
+			b = append(b, 0)[:len(b)] // it grew while read
+		}
+	}
+}
+
+// Reason words an error met reading or replacing a file, for a message
+// after its path.
+func Reason(err error) string {
+	var de *DirError
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !errors.Is(err, root.ErrOutside):
+		return "no such file"
+	case errors.Is(err, syscall.EISDIR):
+		return "is a directory"
+	case errors.Is(err, ErrNotRegular):
+		return "not a regular file"
+	case errors.As(err, &de):
+		return de.Error()
+	}
+	return root.Reason(err)
+}
