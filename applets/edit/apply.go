@@ -94,10 +94,11 @@ func notFound(i int, text, old []byte) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "edits[%d]: old_text is not in the file. The closest is lines %d-%d:\n", i, n.First, n.Last)
-	lines := match.Lines(text)
+	region := text[n.Start:]
 	for l := n.First; l <= n.Last && l-n.First < maxShown; l++ {
-		t := lines[l-1]
-		fmt.Fprintf(&b, "%6d\t%s\n", l, text[t.Start:t.ContentEnd])
+		line, rest, _ := bytes.Cut(region, nl)
+		fmt.Fprintf(&b, "%6d\t%s\n", l, bytes.TrimSuffix(line, []byte("\r")))
+		region = rest
 	}
 	if n.Last-n.First+1 > maxShown {
 		fmt.Fprintf(&b, "[… %d lines more]\n", n.Last-n.First+1-maxShown)

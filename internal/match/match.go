@@ -23,6 +23,7 @@ package match
 
 import (
 	"bytes"
+	"sort"
 	"unicode/utf8"
 )
 
@@ -87,7 +88,7 @@ type Line struct{ Start, ContentEnd, End int }
 
 // Lines splits text into lines.
 func Lines(text []byte) []Line {
-	var lines []Line
+	lines := make([]Line, 0, bytes.Count(text, []byte("\n"))+1)
 	for at := 0; at < len(text); {
 		i := bytes.IndexByte(text[at:], '\n')
 		if i < 0 {
@@ -116,12 +117,16 @@ func byLines(text []byte, tl []Line, old []byte, ol []Line, norm func([]byte) []
 		return nil
 	}
 	withEnd := old[len(old)-1] == '\n'
+	want := make([][]byte, len(ol))
+	for j, o := range ol {
+		want[j] = norm(old[o.Start:o.ContentEnd])
+	}
 	var spans []Span
 	for i := 0; i+len(ol) <= len(tl); i++ {
 		ok := true
-		for j, o := range ol {
+		for j, w := range want {
 			t := tl[i+j]
-			if !bytes.Equal(norm(text[t.Start:t.ContentEnd]), norm(old[o.Start:o.ContentEnd])) {
+			if !bytes.Equal(norm(text[t.Start:t.ContentEnd]), w) {
 				ok = false
 				break
 			}
@@ -143,32 +148,69 @@ func byLines(text []byte, tl []Line, old []byte, ol []Line, norm func([]byte) []
 // mapped finds old in text after both are rewritten by fold, a character at
 // a time, and returns the places in text's own bytes.
 func mapped(text, old []byte, fold func([]byte) (string, int)) []Span {
-	ft, at := folded(text, fold)
+	ft, moves := folded(text, fold)
 	fo, _ := folded(old, fold)
 	if len(fo) == 0 {
 		return nil
 	}
 	var spans []Span
 	for _, s := range exact(ft, fo) {
-		spans = append(spans, Span{at[s.Start], at[s.End]})
+		spans = append(spans, Span{back(moves, s.Start), back(moves, s.End)})
 	}
 	return spans
 }
 
-// folded is b rewritten by fold, and for each byte of it (and one past
-// the end) the offset in b it came from.
-func folded(b []byte, fold func([]byte) (string, int)) ([]byte, []int) {
-	out := make([]byte, 0, len(b))
-	at := make([]int, 0, len(b)+1)
+// move is where a fold changed the text: from out in the folded text and
+// in in the text, up to the next move. Inside a fold (in the bytes a fold
+// gave), every byte comes from the fold's start.
+type move struct {
+	out, in int
+	inFold  bool
+}
+
+// folded is b rewritten by fold, and where the two part. fold changes only
+// "\r" and characters past ASCII, so the runs between are passed over, and
+// a b that has nothing to fold is returned as it is.
+func folded(b []byte, fold func([]byte) (string, int)) ([]byte, []move) {
+	var out []byte // nil until the first fold
+	var moves []move
+	copied := 0 // b[:copied] is in out
 	for i := 0; i < len(b); {
-		s, n := fold(b[i:])
-		for k := 0; k < len(s); k++ {
-			out = append(out, s[k])
-			at = append(at, i)
+		if b[i] < utf8.RuneSelf && b[i] != '\r' {
+			i++
+			continue
 		}
+		s, n := fold(b[i:])
+		if s == string(b[i:i+n]) {
+			i += n
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(b))
+		}
+		out = append(out, b[copied:i]...)
+		moves = append(moves, move{len(out), i, true})
+		out = append(out, s...)
 		i += n
+		copied = i
+		moves = append(moves, move{len(out), i, false})
 	}
-	return out, append(at, len(b))
+	if out == nil {
+		return b, nil
+	}
+	return append(out, b[copied:]...), moves
+}
+
+// back is the offset in the text of offset k in the folded text.
+func back(moves []move, k int) int {
+	j := sort.Search(len(moves), func(j int) bool { return moves[j].out > k }) - 1
+	switch {
+	case j < 0:
+		return k
+	case moves[j].inFold:
+		return moves[j].in
+	}
+	return moves[j].in + k - moves[j].out
 }
 
 // crlfOnly folds "\r\n" to "\n".

@@ -121,6 +121,7 @@ func onlyOf(b []byte, c byte) bool {
 // line where it differs from old.
 type Near struct {
 	First, Last int    // its lines, from 1
+	Start       int    // where line First starts in the text
 	Line        int    // the first line that differs, from 1; 0 when none does
 	Index       int    // which of old's lines that is, from 1
 	Have, Want  string // that line as the text has it, and as old has it
@@ -173,7 +174,7 @@ func Closest(text, old []byte) (Near, bool) {
 	} else {
 		bestStart = longestStart(th, oh, votes, best, bestStart)
 	}
-	n := Near{First: bestStart + 1, Last: min(len(tl), bestStart+len(ol))}
+	n := Near{First: bestStart + 1, Last: min(len(tl), bestStart+len(ol)), Start: tl[min(bestStart, len(tl)-1)].Start}
 	for j := range k {
 		i := bestStart + j
 		if i >= len(tl) {
