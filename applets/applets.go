@@ -36,6 +36,10 @@ type Tool struct {
 	// FlagsAfterArgs says its command line takes flags after its arguments
 	// (edit PATH --old TEXT --new TEXT).
 	FlagsAfterArgs bool
+	// MCPFlags are the host settings toolkit mcp takes for this tool, with
+	// the defaults toolkit mcp gives them (a model's context is smaller
+	// than a person's terminal).
+	MCPFlags []cli.Flag
 	// Child says that toolkit mcp runs each call as a child toolkit: the
 	// tools that start processes, so that a call that crashes or leaves
 	// processes behind cannot take the server with it, and its process tree
@@ -64,6 +68,11 @@ func withAliases(t Tool, names ...string) Tool {
 	return t
 }
 
+func withMCPFlags(t Tool, flags []cli.Flag) Tool {
+	t.MCPFlags = flags
+	return t
+}
+
 func withFlagsAfterArgs(t Tool) Tool {
 	t.FlagsAfterArgs = true
 	return t
@@ -74,8 +83,8 @@ func All() []Tool {
 	return []Tool{
 		withFlagsAfterArgs(tool(edit.Applet, edit.Description, Hints{Destructive: true}, false)),
 		withAliases(tool(patch.Applet, patch.Description, Hints{Destructive: true}, false), "apply_patch"),
-		tool(read.Applet, read.Description, Hints{ReadOnly: true, Idempotent: true}, false),
-		tool(shell.Applet, shell.Description, Hints{Destructive: true, OpenWorld: true}, true),
+		withMCPFlags(tool(read.Applet, read.Description, Hints{ReadOnly: true, Idempotent: true}, false), read.HostFlags(read.MCPMaxText)),
+		withMCPFlags(tool(shell.Applet, shell.Description, Hints{Destructive: true, OpenWorld: true}, true), shell.HostFlags(shell.MCPMaxOutput)),
 		tool(write.Applet, write.Description, Hints{Idempotent: true, Destructive: true}, false),
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -66,7 +67,7 @@ func Command(version string) *cli.Command {
 		Name:         "mcp",
 		Usage:        "serve the tools over the Model Context Protocol on stdin and stdout",
 		UsageText:    Usage,
-		Flags:        []cli.Flag{&cli.StringFlag{Name: "root", Usage: "confine every call's paths to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}},
+		Flags:        flags(),
 		OnUsageError: cmdline.UsageError(Usage),
 		Action: func(c *cli.Context) error {
 			r, err := cmdline.OpenRoot(c)
@@ -90,6 +91,16 @@ func Command(version string) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// flags are --root and every tool's host settings, with toolkit mcp's
+// defaults.
+func flags() []cli.Flag {
+	fs := []cli.Flag{&cli.StringFlag{Name: "root", Usage: "confine every call's paths to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}}
+	for _, t := range applets.All() {
+		fs = append(fs, t.MCPFlags...)
+	}
+	return fs
 }
 
 // Config is what every call of a server shares.
@@ -311,6 +322,15 @@ func (s *Server) child(ctx context.Context, t applets.Tool, args []byte) *sdk.Ca
 	argv := []string{"toolkit", t.Name, "--json"}
 	if s.conf.Root != nil {
 		argv = append(argv, "--root", s.conf.Root.Dir())
+	}
+	// The child takes the server's settings, its defaults included: they
+	// are toolkit mcp's, not the command line's.
+	for _, f := range t.MCPFlags {
+		name := f.Names()[0]
+		if s.conf.Settings == nil {
+			break
+		}
+		argv = append(argv, fmt.Sprintf("--%s=%v", name, s.conf.Settings.Value(name)))
 	}
 	cmd := &exec.Cmd{Path: s.conf.Exe, Args: argv, Stdin: bytes.NewReader(args)}
 	var stdout, stderr bytes.Buffer

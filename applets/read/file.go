@@ -27,7 +27,8 @@ type fileReader struct {
 	out        strings.Builder
 	shown      int64 // lines shown
 	firstShown int64
-	full       bool // MaxText reached
+	maxText    int  // the most text shown
+	full       bool // maxText reached
 	crlf       bool
 }
 
@@ -190,7 +191,7 @@ func (rd *fileReader) add(num int64, l Line) bool {
 	case l.Chars > MaxChars:
 		line += fmt.Sprintf("… [line cut: %d characters]", l.Chars-MaxChars)
 	}
-	if rd.out.Len()+len(line)+1 > MaxText && rd.shown > 0 {
+	if rd.out.Len()+len(line)+1 > rd.maxText && rd.shown > 0 {
 		rd.full = true
 		return false
 	}

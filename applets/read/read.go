@@ -44,6 +44,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/urfave/cli/v2"
+
 	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
@@ -51,9 +53,10 @@ import (
 
 // Args is the input of one read call.
 type Args struct {
-	Path   string `json:"path" flag:"PATH" check:"required,nonempty,nonul" desc:"The file (or directory) to show. Relative paths start at the working directory (at the root with --root); ~ is the home directory."`
-	Offset *int   `json:"offset,omitempty" flag:"--offset N" usage:"first line to show, from 1; N < 0 counts from the end" desc:"The first line to show, from 1. Negative counts from the end: -100 shows the last 100 lines."`
-	Limit  *int   `json:"limit,omitempty" flag:"--limit N" usage:"show N lines (default 2000)" check:"min=1" desc:"How many lines to show; default 2000."`
+	Path     string `json:"path" flag:"PATH" check:"required,nonempty,nonul" desc:"The file (or directory) to show. Relative paths start at the working directory (at the root with --root); ~ is the home directory."`
+	Offset   *int   `json:"offset,omitempty" flag:"--offset N" usage:"first line to show, from 1; N < 0 counts from the end" desc:"The first line to show, from 1. Negative counts from the end: -100 shows the last 100 lines."`
+	Limit    *int   `json:"limit,omitempty" flag:"--limit N" usage:"show N lines (default 2000)" check:"min=1" desc:"How many lines to show; default 2000."`
+	MaxBytes *int   `json:"max_bytes,omitempty" check:"min=1" desc:"The most text to show, in bytes; the last line then says where to go on. Default and ceiling: the host's (256 KiB, or 100 KiB through toolkit mcp)."`
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -63,6 +66,9 @@ type Args struct {
 type Options struct {
 	// Root, when set, confines the path.
 	Root *root.Root
+	// MaxText is the most text shown, and the most a call's max_bytes may
+	// ask; default MaxText.
+	MaxText int
 }
 
 // Details are the facts of a read for --json.
@@ -95,10 +101,39 @@ var Applet = cmdline.Applet[Args]{
 	Usage:    "show a text file as numbered lines (or a directory's entries)",
 	Synopsis: "toolkit read [flags] PATH",
 	Example:  `{"path":"main.go","offset":10,"limit":20}`,
+	Flags:    HostFlags(MaxText),
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{Root: h.Root}
+		if h.Settings != nil {
+			a.Host.MaxText = h.Settings.Int("max-bytes")
+		}
 		return Run(ctx, *a)
 	},
+}
+
+// HostFlags are the settings a host gives every read; toolkit mcp takes
+// them too, with a default of its own (MCPMaxText).
+func HostFlags(maxText int) []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-bytes", Value: maxText, EnvVars: []string{"TOOLKIT_MAX_BYTES"}, Usage: "show at most `BYTES` of text; the most a call's max_bytes may ask"},
+	}
+}
+
+// MCPMaxText is toolkit mcp's default for the text of a read: about 25k
+// tokens.
+const MCPMaxText = 100 << 10
+
+// maxText is the most text a call shows: its max_bytes, up to the host's
+// ceiling.
+func maxText(a Args) int {
+	n := a.Host.MaxText
+	if n <= 0 {
+		n = MaxText
+	}
+	if a.MaxBytes != nil {
+		n = min(n, *a.MaxBytes)
+	}
+	return n
 }
 
 // Run reads one file and returns what to show.
@@ -144,7 +179,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if err != nil {
 		return outcome.Failure("%s: %s", a.Path, root.Reason(err))
 	}
-	rd := &fileReader{ctx: ctx, a: a, src: src, offset: offset, limit: limit}
+	rd := &fileReader{ctx: ctx, a: a, src: src, offset: offset, limit: limit, maxText: maxText(a)}
 	return rd.run()
 }
 

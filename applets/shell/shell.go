@@ -52,6 +52,7 @@ type Args struct {
 	TimeoutSecs *int              `json:"timeout_secs,omitempty" flag:"--timeout N" usage:"stop the command after N seconds (default 120, at most 600)" check:"min=1" desc:"Wall-clock limit in seconds; default 120, at most 600. Without it, a command silent for 60 s is also stopped."`
 	Env         map[string]string `json:"env,omitempty" flag:"--env NAME=VALUE" usage:"add NAME=VALUE to the environment (repeatable)" check:"envmap,nonul" desc:"Environment variables to add, as an object of names to values."`
 	Stdin       *string           `json:"stdin,omitempty" flag:"--stdin-file FILE,file" usage:"feed the command FILE on stdin (default: nothing)" desc:"Text to feed to the command's standard input. Default: none (/dev/null)."`
+	MaxOutput   *int              `json:"max_output,omitempty" check:"min=1" desc:"The most text to show, in bytes; longer output keeps its start, its end and its failure lines. Default and ceiling: the host's (1 MiB, or 32 KiB through toolkit mcp)."`
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -158,7 +159,7 @@ var Applet = cmdline.Applet[Args]{
 	Usage:    "run a command under /bin/sh -c and show its output and how it ended",
 	Synopsis: "toolkit shell [flags] COMMAND...",
 	Example:  `{"command":"make test"}`,
-	Flags:    hostFlags(),
+	Flags:    append(HostFlags(DefaultMaxOutput), hostFlags()...),
 	Person: func(_ *cli.Context, a *Args) error {
 		if a.Cwd == "" {
 			a.Cwd = "." // person mode runs where the person is
@@ -199,19 +200,31 @@ var Applet = cmdline.Applet[Args]{
 }
 
 func hostFlags() []cli.Flag {
-	d := DefaultLimits
 	return []cli.Flag{
-		&cli.IntFlag{Name: "max-output", Value: DefaultMaxOutput, Usage: "cut the text to about `BYTES`, keeping its start, its end and the failure lines"},
-		&cli.BoolFlag{Name: "raw", Usage: "keep terminal escapes and carriage returns"},
 		&cli.BoolFlag{Name: "stream", Usage: "print NDJSON events as the command runs, then the outcome"},
 		&cli.BoolFlag{Name: "status", Usage: "exit as the command did (its code; 128+N for signal N; 124 on a timeout)"},
-		&cli.BoolFlag{Name: "kill-background", Usage: "stop processes that still hold the output after the command ended"},
-		&cli.DurationFlag{Name: "grace", Value: d.Grace, Usage: "time between SIGTERM and SIGKILL when stopping"},
-		&cli.DurationFlag{Name: "idle", Value: d.Idle, Usage: "stop a command silent this long (only with no timeout given)"},
-		&cli.DurationFlag{Name: "quiet", Value: d.Quiet, Usage: "after the command ends, return once the output is quiet this long"},
-		&cli.DurationFlag{Name: "linger", Value: d.Linger, Usage: "after the command ends, read on at most this long"},
 	}
 }
+
+// HostFlags are the settings a host gives every call, on the command line
+// or in the environment; toolkit mcp takes them too, with defaults of its
+// own (mcpDefaults).
+func HostFlags(maxOutput int) []cli.Flag {
+	d := DefaultLimits
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-output", Value: maxOutput, EnvVars: []string{"TOOLKIT_MAX_OUTPUT"}, Usage: "cut the text to about `BYTES`, keeping its start, its end and the failure lines; the most a call's max_output may ask"},
+		&cli.BoolFlag{Name: "raw", EnvVars: []string{"TOOLKIT_RAW"}, Usage: "keep terminal escapes and carriage returns"},
+		&cli.BoolFlag{Name: "kill-background", EnvVars: []string{"TOOLKIT_KILL_BACKGROUND"}, Usage: "stop processes that still hold the output after the command ended"},
+		&cli.DurationFlag{Name: "grace", Value: d.Grace, EnvVars: []string{"TOOLKIT_GRACE"}, Usage: "time between SIGTERM and SIGKILL when stopping"},
+		&cli.DurationFlag{Name: "idle", Value: d.Idle, EnvVars: []string{"TOOLKIT_IDLE"}, Usage: "stop a command silent this long (only with no timeout given)"},
+		&cli.DurationFlag{Name: "quiet", Value: d.Quiet, EnvVars: []string{"TOOLKIT_QUIET"}, Usage: "after the command ends, return once the output is quiet this long"},
+		&cli.DurationFlag{Name: "linger", Value: d.Linger, EnvVars: []string{"TOOLKIT_LINGER"}, Usage: "after the command ends, read on at most this long"},
+	}
+}
+
+// MCPMaxOutput is toolkit mcp's default text limit: about 8k tokens, what
+// a model's context takes from one call without crowding out the rest.
+const MCPMaxOutput = 32 << 10
 
 // options reads the host's settings from its flags.
 func options(s cmdline.Settings) (Options, error) {

@@ -35,6 +35,7 @@ type Settings interface {
 	String(name string) string
 	Duration(name string) time.Duration
 	IsSet(name string) bool
+	Value(name string) any
 }
 
 // Host is what the host gives a call besides its input.
