@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -355,5 +356,64 @@ func TestMCPLargeCall(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "big.txt")); string(b) != content {
 		t.Fatalf("the file holds %d bytes, want %d", len(b), len(content))
+	}
+}
+
+// TestMCPOutputSchemas: every tool declares an output schema, and the
+// structured content of its calls, done and failed, validates against it
+// (github.com/google/jsonschema-go, the validator the SDK uses).
+func TestMCPOutputSchemas(t *testing.T) {
+	s := startMCP(t)
+	ctx := context.Background()
+	list, err := s.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]*jsonschema.Resolved{}
+	for _, tool := range list.Tools {
+		b, err := json.Marshal(tool.OutputSchema)
+		if err != nil || tool.OutputSchema == nil {
+			t.Fatalf("%s: output schema %v %v", tool.Name, tool.OutputSchema, err)
+		}
+		var js jsonschema.Schema
+		if err := json.Unmarshal(b, &js); err != nil {
+			t.Fatal(err)
+		}
+		if schemas[tool.Name], err = js.Resolve(nil); err != nil {
+			t.Fatalf("%s: %v\n%s", tool.Name, err, b)
+		}
+	}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"write", map[string]any{"path": "a.txt", "content": "one\ntwo\n"}},
+		{"write", map[string]any{"path": "a.txt", "content": "x", "if_match": "absent"}},
+		{"read", map[string]any{"path": "a.txt"}},
+		{"read", map[string]any{"path": "."}},
+		{"read", map[string]any{"path": "nope"}},
+		{"read", map[string]any{"pth": "a.txt"}},
+		{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"old_text": "one", "new_text": "1"}}}},
+		{"edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"old_text": "zzz", "new_text": "1"}}}},
+		{"patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+2\n*** Add File: b.txt\n+b\n*** End Patch\n"}},
+		{"patch", map[string]any{"patch": "*** Begin Patch\n*** Delete File: nope.txt\n*** End Patch\n"}},
+		{"shell", map[string]any{"command": "echo hi; exit 3"}},
+		{"shell", map[string]any{"command": "seq 1 100000", "max_output": 1000}},
+		{"shell", map[string]any{"command": "sleep 5", "timeout_secs": 1}},
+		{"shell", map[string]any{"command": ""}},
+	}
+	for _, c := range calls {
+		res, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.tool, c.args, err)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := schemas[c.tool].Validate(v); err != nil {
+			t.Errorf("%s %v: %v\n%s", c.tool, c.args, err, b)
+		}
 	}
 }

@@ -26,6 +26,7 @@ type Tool struct {
 	Name        string
 	Description string
 	Args        reflect.Type // the applet's Args struct
+	Details     reflect.Type // the applet's Details struct: what --json adds to ok and text
 	Hints       Hints
 	// Command is the applet's command line.
 	Command func() *cli.Command
@@ -56,9 +57,9 @@ type Hints struct {
 	OpenWorld   bool `json:"open_world"`
 }
 
-func tool[A any](ap cmdline.Applet[A], description string, hints Hints, child bool) Tool {
+func tool[A, D any](ap cmdline.Applet[A], _ D, description string, hints Hints, child bool) Tool {
 	return Tool{
-		Name: ap.Name, Description: description, Args: reflect.TypeFor[A](), Hints: hints,
+		Name: ap.Name, Description: description, Args: reflect.TypeFor[A](), Details: reflect.TypeFor[D](), Hints: hints,
 		Command: ap.Command, Call: ap.Call, Child: child,
 	}
 }
@@ -81,11 +82,11 @@ func withFlagsAfterArgs(t Tool) Tool {
 // All returns the tools, in the order hosts list them.
 func All() []Tool {
 	return []Tool{
-		withFlagsAfterArgs(tool(edit.Applet, edit.Description, Hints{Destructive: true}, false)),
-		withAliases(tool(patch.Applet, patch.Description, Hints{Destructive: true}, false), "apply_patch"),
-		withMCPFlags(tool(read.Applet, read.Description, Hints{ReadOnly: true, Idempotent: true}, false), read.HostFlags(read.MCPMaxText)),
-		withMCPFlags(tool(shell.Applet, shell.Description, Hints{Destructive: true, OpenWorld: true}, true), shell.HostFlags(shell.MCPMaxOutput)),
-		tool(write.Applet, write.Description, Hints{Idempotent: true, Destructive: true}, false),
+		withFlagsAfterArgs(tool(edit.Applet, edit.Details{}, edit.Description, Hints{Destructive: true}, false)),
+		withAliases(tool(patch.Applet, patch.Details{}, patch.Description, Hints{Destructive: true}, false), "apply_patch"),
+		withMCPFlags(tool(read.Applet, read.Details{}, read.Description, Hints{ReadOnly: true, Idempotent: true}, false), read.HostFlags(read.MCPMaxText)),
+		withMCPFlags(tool(shell.Applet, shell.Details{}, shell.Description, Hints{Destructive: true, OpenWorld: true}, true), shell.HostFlags(shell.MCPMaxOutput)),
+		tool(write.Applet, write.Details{}, write.Description, Hints{Idempotent: true, Destructive: true}, false),
 	}
 }
 

@@ -134,9 +134,10 @@ func New(version string, conf Config) *Server {
 	})
 	for _, t := range applets.All() {
 		s.sdk.AddTool(&sdk.Tool{
-			Name:        t.Name,
-			Description: t.Description,
-			InputSchema: input.Schema(t.Args),
+			Name:         t.Name,
+			Description:  t.Description,
+			InputSchema:  input.Schema(t.Args),
+			OutputSchema: outcome.Schema(t.Details),
 			Annotations: &sdk.ToolAnnotations{
 				ReadOnlyHint:    t.Hints.ReadOnly,
 				IdempotentHint:  t.Hints.Idempotent,
