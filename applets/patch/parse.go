@@ -106,6 +106,16 @@ func (p *parser) fail(format string, args ...any) error {
 	return &ParseError{Line: p.at + 1, Msg: fmt.Sprintf(format, args...)}
 }
 
+// path is the path a header line names, or an error at that line when it
+// names none.
+func (p *parser) path(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", p.fail("a file's header without a path")
+	}
+	return s, nil
+}
+
 func (p *parser) done() bool { return p.at >= len(p.lines) }
 func (p *parser) peek() string {
 	if p.done() {
@@ -156,8 +166,12 @@ func (p *parser) envelope() ([]File, error) {
 			}
 			return files, nil
 		case strings.HasPrefix(line, addFile):
+			path, err := p.path(line[len(addFile):])
+			if err != nil {
+				return nil, err
+			}
 			p.at++
-			f := File{Op: Add, Path: strings.TrimSpace(line[len(addFile):])}
+			f := File{Op: Add, Path: path}
 			h := Hunk{Header: line}
 			for !p.done() && strings.HasPrefix(p.peek(), "+") {
 				h.Lines = append(h.Lines, Line{Kind: '+', Text: p.peek()[1:]})
@@ -166,13 +180,23 @@ func (p *parser) envelope() ([]File, error) {
 			f.Hunks = []Hunk{h}
 			files = append(files, f)
 		case strings.HasPrefix(line, deleteFile):
+			path, err := p.path(line[len(deleteFile):])
+			if err != nil {
+				return nil, err
+			}
 			p.at++
-			files = append(files, File{Op: Delete, Path: strings.TrimSpace(line[len(deleteFile):])})
+			files = append(files, File{Op: Delete, Path: path})
 		case strings.HasPrefix(line, updateFile):
+			path, err := p.path(line[len(updateFile):])
+			if err != nil {
+				return nil, err
+			}
 			p.at++
-			f := File{Op: Update, Path: strings.TrimSpace(line[len(updateFile):])}
+			f := File{Op: Update, Path: path}
 			if strings.HasPrefix(p.peek(), moveTo) {
-				f.MoveTo = strings.TrimSpace(p.peek()[len(moveTo):])
+				if f.MoveTo, err = p.path(p.peek()[len(moveTo):]); err != nil {
+					return nil, err
+				}
 				p.at++
 			}
 			hunks, err := p.envelopeHunks()
@@ -292,12 +316,18 @@ func (p *parser) unified() ([]File, error) {
 
 // unifiedFile reads one file of a unified diff, from its "--- " line.
 func (p *parser) unifiedFile() (File, error) {
-	from := diffPath(p.peek()[4:])
+	from, err := p.path(diffPath(p.peek()[4:]))
+	if err != nil {
+		return File{}, err
+	}
 	p.at++
 	if !strings.HasPrefix(p.peek(), "+++ ") {
 		return File{}, p.fail(`expected "+++ " after "--- "`)
 	}
-	to := diffPath(p.peek()[4:])
+	to, err := p.path(diffPath(p.peek()[4:]))
+	if err != nil {
+		return File{}, err
+	}
 	p.at++
 	f := File{Op: Update, Path: from}
 	switch {
