@@ -352,11 +352,13 @@ func newWriter(w io.Writer) *writer {
 func (l *writer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if id, at, ok := responseID(p); ok {
-		if s, known := l.open[id]; known {
-			p = append(append(append([]byte(nil), p[:at[0]]...), s.raw...), p[at[1]:]...)
-			l.forget(id)
-		}
+	id, at, ok := responseID(p)
+	s, known := l.open[id]
+	if ok && known {
+		p = append(append(append([]byte(nil), p[:at[0]]...), s.raw...), p[at[1]:]...)
+		// Forgotten once written: the last answer must be out before the
+		// end of stdin lets the server exit.
+		defer l.forget(id)
 	}
 	n, err := l.w.Write(p)
 	if err != nil && l.failed == nil {

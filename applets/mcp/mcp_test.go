@@ -300,3 +300,41 @@ func TestPanicIsTheCallsError(t *testing.T) {
 		t.Fatalf("got %+v", o)
 	}
 }
+
+// blockingWriter holds each Write until it is let go.
+type blockingWriter struct{ entered, release chan struct{} }
+
+func (b blockingWriter) Write(p []byte) (int, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return len(p), nil
+}
+
+// TestAnsweredOnceWritten: the last request counts as answered only once
+// its response is written, not when the write starts: the end of stdin
+// waits for it, and the server exits after it (a 3 MB call's answer was
+// lost under load when it counted as answered first).
+func TestAnsweredOnceWritten(t *testing.T) {
+	bw := blockingWriter{make(chan struct{}), make(chan struct{})}
+	w := newWriter(bw)
+	id, err := jsonrpc.MakeID(float64(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.track(3, id, json.RawMessage("7"))
+	// Taken before the write: allAnswered waits for the writer's lock.
+	answered := w.allAnswered()
+	go w.Write([]byte(`{"jsonrpc":"2.0","id":3,"result":{}}` + "\n"))
+	<-bw.entered
+	select {
+	case <-answered:
+		t.Fatal("answered before the response was written")
+	default:
+	}
+	close(bw.release)
+	select {
+	case <-answered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not answered after the response was written")
+	}
+}
