@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"toolkit/applets"
+	"toolkit/applets/call"
 	"toolkit/applets/mcp"
 	"toolkit/applets/schema"
 	"toolkit/applets/shell"
@@ -92,7 +93,7 @@ func newApp() *cli.App {
 		cmds = append(cmds, t.Command())
 	}
 	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
-	cmds = append(cmds, schema.Command(), mcp.Command(version), shell.DrainCommand())
+	cmds = append(cmds, call.Command(), schema.Command(), mcp.Command(version), shell.DrainCommand())
 	return &cli.App{
 		Name:                      "toolkit",
 		HelpName:                  "toolkit",

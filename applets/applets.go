@@ -37,10 +37,10 @@ type Tool struct {
 	// FlagsAfterArgs says its command line takes flags after its arguments
 	// (edit PATH --old TEXT --new TEXT).
 	FlagsAfterArgs bool
-	// MCPFlags are the host settings toolkit mcp takes for this tool, with
-	// the defaults toolkit mcp gives them (a model's context is smaller
-	// than a person's terminal).
-	MCPFlags []cli.Flag
+	// ModelFlags are the host settings toolkit mcp and toolkit call take
+	// for this tool, with the defaults they give them: a model's context is
+	// smaller than a person's terminal.
+	ModelFlags []cli.Flag
 	// Child says that toolkit mcp runs each call as a child toolkit: the
 	// tools that start processes, so that a call that crashes or leaves
 	// processes behind cannot take the server with it, and its process tree
@@ -69,8 +69,8 @@ func withAliases(t Tool, names ...string) Tool {
 	return t
 }
 
-func withMCPFlags(t Tool, flags []cli.Flag) Tool {
-	t.MCPFlags = flags
+func withModelFlags(t Tool, flags []cli.Flag) Tool {
+	t.ModelFlags = flags
 	return t
 }
 
@@ -84,10 +84,19 @@ func All() []Tool {
 	return []Tool{
 		withFlagsAfterArgs(tool(edit.Applet, edit.Details{}, edit.Description, Hints{Destructive: true}, false)),
 		withAliases(tool(patch.Applet, patch.Details{}, patch.Description, Hints{Destructive: true}, false), "apply_patch"),
-		withMCPFlags(tool(read.Applet, read.Details{}, read.Description, Hints{ReadOnly: true, Idempotent: true}, false), read.HostFlags(read.MCPMaxText)),
-		withMCPFlags(tool(shell.Applet, shell.Details{}, shell.Description, Hints{Destructive: true, OpenWorld: true}, true), shell.HostFlags(shell.MCPMaxOutput)),
+		withModelFlags(tool(read.Applet, read.Details{}, read.Description, Hints{ReadOnly: true, Idempotent: true}, false), read.HostFlags(read.MCPMaxText)),
+		withModelFlags(tool(shell.Applet, shell.Details{}, shell.Description, Hints{Destructive: true, OpenWorld: true}, true), shell.HostFlags(shell.MCPMaxOutput)),
 		tool(write.Applet, write.Details{}, write.Description, Hints{Idempotent: true, Destructive: true}, false),
 	}
+}
+
+// ModelFlags are every tool's ModelFlags, for toolkit mcp and toolkit call.
+func ModelFlags() []cli.Flag {
+	var fs []cli.Flag
+	for _, t := range All() {
+		fs = append(fs, t.ModelFlags...)
+	}
+	return fs
 }
 
 // Find returns the tool called name, or one of its aliases.

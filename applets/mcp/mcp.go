@@ -96,11 +96,8 @@ func Command(version string) *cli.Command {
 // flags are --root and every tool's host settings, with toolkit mcp's
 // defaults.
 func flags() []cli.Flag {
-	fs := []cli.Flag{&cli.StringFlag{Name: "root", Usage: "confine every call's paths to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}}
-	for _, t := range applets.All() {
-		fs = append(fs, t.MCPFlags...)
-	}
-	return fs
+	root := &cli.StringFlag{Name: "root", Usage: "confine every call's paths to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}
+	return append([]cli.Flag{root}, applets.ModelFlags()...)
 }
 
 // Config is what every call of a server shares.
@@ -326,7 +323,7 @@ func (s *Server) child(ctx context.Context, t applets.Tool, args []byte) *sdk.Ca
 	}
 	// The child takes the server's settings, its defaults included: they
 	// are toolkit mcp's, not the command line's.
-	for _, f := range t.MCPFlags {
+	for _, f := range t.ModelFlags {
 		name := f.Names()[0]
 		if s.conf.Settings == nil {
 			break

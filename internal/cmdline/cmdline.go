@@ -122,7 +122,7 @@ func (ap Applet[A]) Command() *cli.Command {
 				return Exit(c, ap.inputError(err, in), mode)
 			}
 			defer r.Close()
-			ctx, stop, again := signalContext()
+			ctx, stop, again := SignalContext()
 			defer stop()
 			o := ap.Run(ctx, &a, Host{Root: r, Settings: c, Mode: mode, Stdout: c.App.Writer, Signals: again, Details: mode != outcome.TextMode})
 			return Exit(c, o, mode)
@@ -187,9 +187,9 @@ func OpenRoot(c *cli.Context) (*root.Root, error) {
 	return r, nil
 }
 
-// signalContext is a context that the first SIGTERM, SIGINT or SIGHUP
+// SignalContext is a context that the first SIGTERM, SIGINT or SIGHUP
 // cancels with a SignalCause, and a channel that carries the ones after it.
-func signalContext() (context.Context, func(), <-chan os.Signal) {
+func SignalContext() (context.Context, func(), <-chan os.Signal) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 4)
 	again := make(chan os.Signal, 4)

@@ -1,0 +1,197 @@
+package call
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"toolkit/applets/write"
+	"toolkit/internal/cmdline"
+	"toolkit/internal/input"
+	"toolkit/internal/outcome"
+	"toolkit/internal/replace"
+	"toolkit/internal/text"
+)
+
+// The names Anthropic's built-in tools are called by.
+const (
+	bashTool   = "bash"                        // bash_20250124
+	editorTool = "str_replace_based_edit_tool" // text_editor_20250728
+	oldEditor  = "str_replace_editor"          // text_editor_20250124, the same commands
+)
+
+// anthropic runs a tool_use block's tool.
+func anthropic(ctx context.Context, b block, h cmdline.Host) outcome.Outcome {
+	switch b.Name {
+	case bashTool:
+		return bash(ctx, b.Input, h)
+	case editorTool, oldEditor:
+		return editor(ctx, b.Input, h)
+	}
+	return runTool(ctx, b.Name, b.Input, h)
+}
+
+// bashInput is the bash tool's input.
+type bashInput struct {
+	Command string `json:"command,omitempty"`
+	Restart bool   `json:"restart,omitempty"`
+}
+
+// bash runs the bash tool's command with shell. Each command runs in a
+// fresh shell, so restart has nothing to end and is answered as the tool
+// documents a restart.
+func bash(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome {
+	var in bashInput
+	if err := input.Decode(orEmpty(data), &in); err != nil {
+		return outcome.Misuse("%s", err)
+	}
+	switch {
+	case in.Restart:
+		return outcome.Success("tool has been restarted.", nil)
+	case in.Command == "":
+		return outcome.Misuse("input: give command, or restart")
+	}
+	return runTool(ctx, "shell", marshal(map[string]any{"command": in.Command}), h)
+}
+
+// editorInput is the text editor tool's input: one of its commands.
+type editorInput struct {
+	Command    string  `json:"command" check:"required,nonempty"`
+	Path       string  `json:"path" check:"required,nonempty,nonul"`
+	ViewRange  []int   `json:"view_range,omitempty"`
+	FileText   *string `json:"file_text,omitempty"`
+	OldStr     *string `json:"old_str,omitempty"`
+	NewStr     *string `json:"new_str,omitempty"`
+	InsertLine *int    `json:"insert_line,omitempty"`
+	InsertText *string `json:"insert_text,omitempty"`
+}
+
+// editor maps the text editor's commands onto read (view), write (create,
+// only where no file is, as the tool documents), edit (str_replace) and an
+// insert after a line.
+func editor(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome {
+	var in editorInput
+	if err := input.Decode(orEmpty(data), &in); err != nil {
+		return outcome.Misuse("%s", err)
+	}
+	missing := func(name string) outcome.Outcome {
+		return outcome.Misuse("input: %s needs %q", in.Command, name)
+	}
+	switch in.Command {
+	case "view":
+		args := map[string]any{"path": in.Path}
+		if r := in.ViewRange; r != nil {
+			if len(r) != 2 || r[0] < 1 || r[1] != -1 && r[1] < r[0] {
+				return outcome.Misuse("input: view_range must be [first, last] with 1 ≤ first ≤ last, or last -1 for the end; not %v", r)
+			}
+			args["offset"] = r[0]
+			if r[1] != -1 {
+				args["limit"] = r[1] - r[0] + 1
+			}
+		}
+		return runTool(ctx, "read", marshal(args), h)
+	case "create":
+		if in.FileText == nil {
+			return missing("file_text")
+		}
+		if _, err := h.Root.Stat(in.Path); err == nil {
+			return outcome.Failure("%s: already exists; create makes a new file: change this one with str_replace", in.Path)
+		}
+		// Only where no file is, should one come between the look and the write.
+		return runTool(ctx, "write", marshal(map[string]any{"path": in.Path, "content": *in.FileText, "if_match": "absent"}), h)
+	case "str_replace":
+		if in.OldStr == nil {
+			return missing("old_str")
+		}
+		newStr := ""
+		if in.NewStr != nil {
+			newStr = *in.NewStr
+		}
+		return runTool(ctx, "edit", marshal(map[string]any{"path": in.Path, "edits": []any{map[string]any{"old_text": *in.OldStr, "new_text": newStr}}}), h)
+	case "insert":
+		text := in.InsertText
+		if text == nil {
+			text = in.NewStr // text_editor_20250124 calls it new_str
+		}
+		switch {
+		case in.InsertLine == nil:
+			return missing("insert_line")
+		case text == nil:
+			return missing("insert_text")
+		}
+		return insert(ctx, in.Path, *in.InsertLine, *text, h)
+	case "undo_edit":
+		return outcome.Failure("undo_edit is not offered: toolkit keeps no history; make the reverse change with str_replace")
+	}
+	return outcome.Misuse("input: no command %q; the commands are view, create, str_replace, insert", in.Command)
+}
+
+// insert puts text in as lines of their own after line n of the file (0:
+// before the first), in the file's line endings, and writes it as write
+// does, only if the file is still as it was read.
+func insert(ctx context.Context, path string, n int, ins string, h cmdline.Host) outcome.Outcome {
+	r := h.Root
+	target, err := r.Resolve(path)
+	if err != nil {
+		return outcome.Failure("%s: %s", path, replace.Reason(err))
+	}
+	old, err := replace.ReadWhole(r, target)
+	if err != nil {
+		return outcome.Failure("%s: %s", path, replace.Reason(err))
+	}
+	enc, err := text.Binary(old[:min(len(old), text.SniffSize)], int64(len(old)))
+	switch {
+	case err != nil:
+		return outcome.Failure("%s: %s; nothing inserted", path, err)
+	case enc.Unit != 0:
+		return outcome.Failure("%s: %s text: insert takes UTF-8; use str_replace", path, enc.Name)
+	}
+	lines := bytes.Count(old, []byte("\n"))
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		lines++
+	}
+	if n < 0 || n > lines {
+		return outcome.Misuse("input: insert_line %d is not a line of the file, which has %d (0 inserts before the first)", n, lines)
+	}
+	eol := "\n"
+	if bytes.Contains(old, []byte("\r\n")) {
+		eol = "\r\n"
+	}
+	at := enc.BOM // a UTF-8 BOM stays first
+	for range n {
+		i := bytes.IndexByte(old[at:], '\n')
+		if i < 0 {
+			at = len(old)
+			break
+		}
+		at += i + 1
+	}
+	piece := ins
+	if len(piece) == 0 || piece[len(piece)-1] != '\n' {
+		piece += eol
+	}
+	if at == len(old) && len(old) > 0 && old[len(old)-1] != '\n' {
+		// After a last line without its end: the end goes before the new
+		// lines, and they end as the file did.
+		piece = eol + piece[:len(piece)-len(eol)]
+	}
+	content := make([]byte, 0, len(old)+len(piece))
+	content = append(append(append(content, old[:at]...), piece...), old[at:]...)
+	sum := sha256.Sum256(old)
+	was := hex.EncodeToString(sum[:])
+	o := write.Run(ctx, write.Args{Path: path, Content: content, IfMatch: &was, Host: write.Options{Root: r}})
+	if o.Kind == outcome.Done {
+		o.Text = fmt.Sprintf("inserted after line %d: %s", n, o.Text)
+	}
+	return o
+}
+
+// orEmpty is data, or an empty object when the block had no input.
+func orEmpty(data []byte) []byte {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return []byte("{}")
+	}
+	return data
+}

@@ -1,0 +1,244 @@
+// Package call carries out one tool-call block as a model API produced it,
+// and prints the result block that API expects, so that a host's glue is
+// one pipe:
+//
+//	toolkit call < block.json > result.json
+//
+// Anthropic's Messages API: a tool_use block, for toolkit's own tools by
+// name and for the built-in bash (bash_20250124) and text editor
+// (text_editor_20250728, str_replace_based_edit_tool) → tool_result with
+// its tool_use_id. OpenAI's Responses API: function_call (arguments as a
+// JSON string) → function_call_output; shell_call → shell_call_output, one
+// output per command; local_shell_call → local_shell_call_output;
+// apply_patch_call → apply_patch_call_output; each with its call_id. A JSON
+// array of blocks gives an array of results, in order.
+//
+// A block whose tool fails, or whose input is wrong, is still answered,
+// with the error in the result for the model, and toolkit exits 1. A block
+// toolkit cannot read at all (not JSON, no type it knows, no id) is a
+// usage error, exit 2, with nothing on stdout.
+package call
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/urfave/cli/v2"
+
+	"toolkit/applets"
+	"toolkit/internal/cmdline"
+	"toolkit/internal/input"
+	"toolkit/internal/outcome"
+)
+
+// Usage is call's usage line.
+const Usage = "toolkit call [--root DIR] [host flags] < block.json"
+
+// Command is the call subcommand.
+func Command() *cli.Command {
+	rootFlag := &cli.StringFlag{Name: "root", Usage: "confine every path to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}
+	return &cli.Command{
+		Name:         "call",
+		Usage:        "carry out one model API tool-call block and print its result block",
+		UsageText:    Usage,
+		Flags:        append([]cli.Flag{rootFlag}, applets.ModelFlags()...),
+		OnUsageError: cmdline.UsageError(Usage),
+		Action: func(c *cli.Context) error {
+			misuse := func(err error) error {
+				o := outcome.Misuse("%s", err)
+				o.Usage = Usage
+				return cmdline.Exit(c, o, outcome.TextMode)
+			}
+			if c.NArg() > 0 {
+				return misuse(fmt.Errorf("no arguments: the block is read from stdin"))
+			}
+			r, err := cmdline.OpenRoot(c)
+			if err != nil {
+				return misuse(err)
+			}
+			defer r.Close()
+			data, err := input.Read(os.Stdin)
+			if err != nil {
+				return misuse(err)
+			}
+			ctx, stop, again := cmdline.SignalContext()
+			defer stop()
+			h := cmdline.Host{Root: r, Settings: c, Signals: again, Details: true}
+			out, failed, err := Run(ctx, data, h)
+			if err != nil {
+				return misuse(err)
+			}
+			fmt.Fprintf(c.App.Writer, "%s\n", out)
+			if failed {
+				return cli.Exit("", 1)
+			}
+			return nil
+		},
+	}
+}
+
+// Run carries out a block, or an array of blocks, and returns the result
+// JSON and whether any result is an error. An error is a block it cannot
+// read.
+func Run(ctx context.Context, data []byte, h cmdline.Host) ([]byte, bool, error) {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	if len(t) > 0 && t[0] == '[' {
+		var blocks []jsontext.Value
+		if err := json.Unmarshal(data, &blocks); err != nil {
+			return nil, false, fmt.Errorf("the blocks are not a JSON array: %s", reason(err))
+		}
+		var results []any
+		failed := false
+		for i, b := range blocks {
+			res, bad, err := one(ctx, b, h)
+			if err != nil {
+				return nil, false, fmt.Errorf("block %d: %w", i, err)
+			}
+			results = append(results, res)
+			failed = failed || bad
+		}
+		out, err := json.Marshal(results, json.Deterministic(true))
+		return out, failed, err
+	}
+	res, failed, err := one(ctx, data, h)
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := json.Marshal(res, json.Deterministic(true))
+	return out, failed, err
+}
+
+// block is what toolkit reads of any block; other members are ignored.
+type block struct {
+	Type string `json:"type"`
+	// Anthropic
+	ID    string         `json:"id"`
+	Name  string         `json:"name"`
+	Input jsontext.Value `json:"input"`
+	// OpenAI
+	CallID    string         `json:"call_id"`
+	Arguments *string        `json:"arguments"`
+	Action    jsontext.Value `json:"action"`
+	Operation jsontext.Value `json:"operation"`
+}
+
+// one carries out one block.
+func one(ctx context.Context, data []byte, h cmdline.Host) (any, bool, error) {
+	var b block
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, false, fmt.Errorf("the block is not a JSON object: %s", reason(err))
+	}
+	need := func(what, v string) error {
+		if v == "" {
+			return fmt.Errorf("a %s block needs %s", b.Type, what)
+		}
+		return nil
+	}
+	switch b.Type {
+	case "tool_use":
+		if err := errors.Join(need("an id", b.ID), need("a name", b.Name)); err != nil {
+			return nil, false, err
+		}
+		o := anthropic(ctx, b, h)
+		return toolResult{Type: "tool_result", ToolUseID: b.ID, Content: textOf(o), IsError: o.Kind != outcome.Done}, o.Kind != outcome.Done, nil
+	case "function_call":
+		if err := errors.Join(need("a call_id", b.CallID), need("a name", b.Name)); err != nil {
+			return nil, false, err
+		}
+		if b.Arguments == nil {
+			return nil, false, fmt.Errorf("a function_call block needs arguments (a JSON string)")
+		}
+		o := runTool(ctx, b.Name, []byte(*b.Arguments), h)
+		return functionOutput{Type: "function_call_output", CallID: b.CallID, Output: textOf(o)}, o.Kind != outcome.Done, nil
+	case "shell_call":
+		if err := need("a call_id", b.CallID); err != nil {
+			return nil, false, err
+		}
+		return shellCall(ctx, b, h)
+	case "local_shell_call":
+		if b.CallID == "" {
+			b.CallID = b.ID
+		}
+		if err := need("a call_id", b.CallID); err != nil {
+			return nil, false, err
+		}
+		return localShellCall(ctx, b, h)
+	case "apply_patch_call":
+		if err := need("a call_id", b.CallID); err != nil {
+			return nil, false, err
+		}
+		return applyPatchCall(ctx, b, h)
+	case "":
+		return nil, false, fmt.Errorf("the block has no type")
+	}
+	return nil, false, fmt.Errorf("no block type %q: toolkit reads tool_use, function_call, shell_call, local_shell_call and apply_patch_call", b.Type)
+}
+
+// The result blocks.
+type toolResult struct {
+	Type      string `json:"type"`
+	ToolUseID string `json:"tool_use_id"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error,omitzero"`
+}
+
+type functionOutput struct {
+	Type   string `json:"type"`
+	CallID string `json:"call_id"`
+	Output string `json:"output"`
+}
+
+// runTool runs one of toolkit's tools on a JSON input, as toolkit mcp does.
+func runTool(ctx context.Context, name string, args []byte, h cmdline.Host) outcome.Outcome {
+	t, ok := applets.Find(name)
+	if !ok {
+		return outcome.Failure("no tool called %q; the tools are %s", name, joinNames())
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = []byte("{}")
+	}
+	return t.Call(ctx, args, h)
+}
+
+func joinNames() string {
+	var b bytes.Buffer
+	for i, n := range applets.Names() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+	}
+	return b.String()
+}
+
+// textOf is what the model is shown of an outcome: its text, or its error
+// without the command line's usage.
+func textOf(o outcome.Outcome) string {
+	if o.Kind != outcome.Done {
+		return o.Message
+	}
+	return o.Text
+}
+
+// marshal is v as a JSON input for an applet.
+func marshal(v any) []byte {
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		panic(err) // maps of strings and numbers
+	}
+	return b
+}
+
+// reason words a JSON error without the library's prefix.
+func reason(err error) string {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%v at byte %d", se.Err, se.ByteOffset)
+	}
+	return err.Error()
+}

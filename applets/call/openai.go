@@ -1,0 +1,200 @@
+package call
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+
+	"toolkit/applets/shell"
+	"toolkit/internal/cmdline"
+	"toolkit/internal/outcome"
+)
+
+// shellAction is a shell_call's action.
+type shellAction struct {
+	Commands        []string `json:"commands"`
+	TimeoutMS       *int     `json:"timeout_ms"`
+	MaxOutputLength *int     `json:"max_output_length"`
+}
+
+type shellCallOutput struct {
+	Type            string       `json:"type"`
+	CallID          string       `json:"call_id"`
+	MaxOutputLength *int         `json:"max_output_length,omitzero"`
+	Output          []shellChunk `json:"output"`
+}
+
+type shellChunk struct {
+	Stdout  string       `json:"stdout"`
+	Stderr  string       `json:"stderr"`
+	Outcome shellOutcome `json:"outcome"`
+}
+
+type shellOutcome struct {
+	Type     string `json:"type"` // "exit" or "timeout"
+	ExitCode *int   `json:"exit_code,omitzero"`
+}
+
+// shellCall runs a shell_call's commands in order, each as one shell call
+// with the action's timeout and output length, and answers one output per
+// command. toolkit's one pipe gives each command's whole text, its closing
+// line included, as its stdout; stderr holds toolkit's own error when a
+// command could not be run.
+func shellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, error) {
+	var a shellAction
+	if err := json.Unmarshal(orEmpty(b.Action), &a); err != nil {
+		return nil, false, fmt.Errorf("a shell_call's action: %s", reason(err))
+	}
+	if len(a.Commands) == 0 {
+		return nil, false, fmt.Errorf("a shell_call's action needs commands")
+	}
+	res := shellCallOutput{Type: "shell_call_output", CallID: b.CallID, MaxOutputLength: a.MaxOutputLength, Output: []shellChunk{}}
+	failed := false
+	for _, c := range a.Commands {
+		args := map[string]any{"command": c}
+		if a.TimeoutMS != nil {
+			args["timeout_secs"] = max(1, (*a.TimeoutMS+999)/1000)
+		}
+		if a.MaxOutputLength != nil {
+			args["max_output"] = max(1, *a.MaxOutputLength)
+		}
+		o := runTool(ctx, "shell", marshal(args), h)
+		chunk := shellChunk{Outcome: outcomeOf(o)}
+		if o.Kind == outcome.Done {
+			chunk.Stdout = o.Text
+		} else {
+			chunk.Stderr = o.Message
+			failed = true
+		}
+		res.Output = append(res.Output, chunk)
+	}
+	return res, failed, nil
+}
+
+// outcomeOf is how a shell call ended, as the Responses API says it: a
+// timeout (or a stop for silence), or an exit with the command's status
+// (128+N for signal N; toolkit's 1 or 2 when the command was not run).
+func outcomeOf(o outcome.Outcome) shellOutcome {
+	code := func(n int) shellOutcome { return shellOutcome{Type: "exit", ExitCode: &n} }
+	d, ok := o.Details.(shell.Details)
+	switch {
+	case o.Kind != outcome.Done || !ok:
+		return code(o.ExitStatus())
+	case d.TimedOut || d.IdleOut:
+		return shellOutcome{Type: "timeout"}
+	case d.ExitCode != nil:
+		return code(*d.ExitCode)
+	case d.Signal != nil:
+		return code(128 + *d.Signal)
+	}
+	return code(1)
+}
+
+// localShellAction is a local_shell_call's action.
+type localShellAction struct {
+	Type             string            `json:"type"`
+	Command          []string          `json:"command"`
+	Env              map[string]string `json:"env"`
+	TimeoutMS        *int              `json:"timeout_ms"`
+	WorkingDirectory string            `json:"working_directory"`
+}
+
+type localShellCallOutput struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"` // the call's call_id
+	Output string `json:"output"`
+}
+
+// localShellCall runs a local_shell_call's argv, quoted for sh, with its
+// environment, directory and timeout. Its output is a JSON string, as the
+// Responses API asks: the text and the exit code. toolkit runs as the user
+// it is; the action's user is not taken.
+func localShellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, error) {
+	var a localShellAction
+	if err := json.Unmarshal(orEmpty(b.Action), &a); err != nil {
+		return nil, false, fmt.Errorf("a local_shell_call's action: %s", reason(err))
+	}
+	if a.Type != "exec" || len(a.Command) == 0 {
+		return nil, false, fmt.Errorf(`a local_shell_call's action needs type "exec" and a command`)
+	}
+	quoted := make([]string, len(a.Command))
+	for i, arg := range a.Command {
+		quoted[i] = quote(arg)
+	}
+	args := map[string]any{"command": strings.Join(quoted, " ")}
+	if len(a.Env) > 0 {
+		args["env"] = a.Env
+	}
+	if a.WorkingDirectory != "" {
+		args["cwd"] = a.WorkingDirectory
+	}
+	if a.TimeoutMS != nil {
+		args["timeout_secs"] = max(1, (*a.TimeoutMS+999)/1000)
+	}
+	o := runTool(ctx, "shell", marshal(args), h)
+	oc := outcomeOf(o)
+	meta := map[string]any{"exit_code": oc.ExitCode, "timed_out": oc.Type == "timeout"}
+	if d, ok := o.Details.(shell.Details); ok {
+		meta["duration_seconds"] = float64(d.DurationMS) / 1000
+	}
+	out := marshal(map[string]any{"output": textOf(o), "metadata": meta})
+	return localShellCallOutput{Type: "local_shell_call_output", ID: b.CallID, Output: string(out)}, o.Kind != outcome.Done, nil
+}
+
+// quote is arg as one word for sh.
+func quote(arg string) string {
+	if arg != "" && strings.Trim(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
+		return arg
+	}
+	return "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
+}
+
+// patchOperation is an apply_patch_call's operation.
+type patchOperation struct {
+	Type string `json:"type"`
+	Path string `json:"path"`
+	Diff string `json:"diff"`
+}
+
+type applyPatchCallOutput struct {
+	Type   string `json:"type"`
+	CallID string `json:"call_id"`
+	Status string `json:"status"` // "completed" or "failed"
+	Output string `json:"output"`
+}
+
+// applyPatchCall applies an apply_patch_call's operation with patch: its
+// diff is the body of a "*** Begin Patch" section (the lines of a new file,
+// or the hunks of a changed one).
+func applyPatchCall(ctx context.Context, b block, h cmdline.Host) (any, bool, error) {
+	var op patchOperation
+	if err := json.Unmarshal(orEmpty(b.Operation), &op); err != nil {
+		return nil, false, fmt.Errorf("an apply_patch_call's operation: %s", reason(err))
+	}
+	body := op.Diff
+	if body != "" && !strings.HasSuffix(body, "\n") {
+		body += "\n"
+	}
+	var section string
+	switch op.Type {
+	case "create_file":
+		section = "*** Add File: " + op.Path + "\n" + body
+	case "update_file":
+		section = "*** Update File: " + op.Path + "\n" + body
+	case "delete_file":
+		section = "*** Delete File: " + op.Path + "\n"
+	default:
+		return nil, false, fmt.Errorf("no apply_patch operation %q: toolkit reads create_file, update_file and delete_file", op.Type)
+	}
+	if op.Path == "" {
+		return nil, false, fmt.Errorf("an apply_patch_call's operation needs a path")
+	}
+	o := runTool(ctx, "patch", marshal(map[string]any{"patch": "*** Begin Patch\n" + section + "*** End Patch\n"}), h)
+	status := "completed"
+	if o.Kind != outcome.Done {
+		status = "failed"
+	}
+	return applyPatchCallOutput{Type: "apply_patch_call_output", CallID: b.CallID, Status: status, Output: textOf(o)}, o.Kind != outcome.Done, nil
+}
