@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,6 +33,12 @@ type mcpServer struct {
 
 func startMCP(t *testing.T, args ...string) *mcpServer {
 	t.Helper()
+	return startMCPWith(t, nil, args...)
+}
+
+// startMCPWith is startMCP with the client's options.
+func startMCPWith(t *testing.T, opts *sdk.ClientOptions, args ...string) *mcpServer {
+	t.Helper()
 	dir := t.TempDir()
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
@@ -43,9 +50,10 @@ func startMCP(t *testing.T, args ...string) *mcpServer {
 	}
 	cmd := toolkitCmd(append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, "TOOLKIT_STATE="+filepath.Join(dir, "state"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	client := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, opts)
 	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -414,6 +422,81 @@ func TestMCPOutputSchemas(t *testing.T) {
 		}
 		if err := schemas[c.tool].Validate(v); err != nil {
 			t.Errorf("%s %v: %v\n%s", c.tool, c.args, err, b)
+		}
+	}
+}
+
+// TestMCPJobs: a job a session starts is followed with the job tool, and
+// stopped, keeper and all, when the session ends; with --keep-jobs it is
+// left running.
+func TestMCPJobs(t *testing.T) {
+	t.Parallel()
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			var flags []string
+			if keep {
+				flags = append(flags, "--keep-jobs")
+			}
+			s := startMCP(t, flags...)
+			ctx := context.Background()
+			text, isErr, err := s.call(ctx, "shell", map[string]any{"command": fmt.Sprintf("echo up; exec %q 3901", s.nap), "background": true})
+			m := regexp.MustCompile(`\[still running as job ([0-9a-f]{4}); toolkit job [0-9a-f]{4} to follow it\]\n$`).FindStringSubmatch(text)
+			if err != nil || isErr || m == nil {
+				t.Fatalf("%v %v %q", err, isErr, text)
+			}
+			text, isErr, err = s.call(ctx, "job", map[string]any{"id": m[1], "wait_secs": 1})
+			if err != nil || isErr || !strings.HasSuffix(text, "[still running as job "+m[1]+"]\n") {
+				t.Fatalf("job: %v %v %q", err, isErr, text)
+			}
+			if n := len(marked(s.nap)); n != 1 {
+				t.Fatalf("%d commands running", n)
+			}
+			if _, byItself := sdkShutdown(s.cmd, closer{s.cs}); !byItself {
+				t.Fatalf("the server did not end of itself: %s", s.stderr)
+			}
+			if !keep {
+				noneLeft(t, s.dir)
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+			if n := len(marked(s.nap)); n != 1 {
+				t.Fatalf("with --keep-jobs, %d commands running after the session", n)
+			}
+		})
+	}
+}
+
+// closer closes a client session's connection as a client closes stdin.
+type closer struct{ cs *sdk.ClientSession }
+
+func (c closer) Close() error { return c.cs.Close() }
+
+// TestMCPProgress: a call that gives a progress token is told, while it
+// runs, that it goes on.
+func TestMCPProgress(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []*sdk.ProgressNotificationParams
+	opts := &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, r.Params)
+	}}
+	s := startMCPWith(t, opts)
+	params := &sdk.CallToolParams{Name: "shell", Arguments: map[string]any{"command": "sleep 2.5; echo done"}}
+	params.SetProgressToken("tok-1")
+	res, err := s.cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) < 1 {
+		t.Fatal("no progress notification during a 2.5 s call")
+	}
+	for i, p := range got {
+		if p.ProgressToken != "tok-1" || p.Progress <= 0 || i > 0 && p.Progress <= got[i-1].Progress {
+			t.Fatalf("notification %d: %+v", i, p)
 		}
 	}
 }

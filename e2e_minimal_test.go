@@ -124,14 +124,15 @@ func TestMinimalImage(t *testing.T) {
 		t.Fatalf("the helper outlived the timeout: %v", pids)
 	}
 
-	// A background helper that keeps the output: left to the drain.
+	// A background helper that keeps the output: it goes on as a job.
 	out, _ = inImage(t, rootfs, "", "/bin/toolkit-shell", "--json", "sleep 32.5 & echo started")
 	var o struct {
 		Text          string `json:"text"`
 		Background    []int  `json:"background"`
 		BackgroundLog string `json:"background_log"`
+		Job           string `json:"job"`
 	}
-	if err := json.Unmarshal([]byte(out), &o); err != nil || len(o.Background) != 1 || !strings.HasPrefix(o.BackgroundLog, "/tmp/toolkit-shell-bg-") {
+	if err := json.Unmarshal([]byte(out), &o); err != nil || len(o.Background) != 1 || o.BackgroundLog != "/tmp/toolkit-0/jobs/"+o.Job+"/log" {
 		t.Fatalf("a background helper: %v %s", err, out)
 	}
 	for _, pid := range o.Background {

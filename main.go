@@ -17,8 +17,8 @@ import (
 	"toolkit/applets/call"
 	"toolkit/applets/mcp"
 	"toolkit/applets/schema"
-	"toolkit/applets/shell"
 	"toolkit/internal/cmdline"
+	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 )
@@ -48,6 +48,11 @@ const usage = "toolkit APPLET [flags] [arguments]"
 func run(argv []string) int {
 	proc.Harden()
 	args := dispatch(argv)
+	if len(args) == 3 && args[1] == jobs.KeeperName {
+		// A job's keeper: not a command a person runs, and it lives long,
+		// so it skips the command line's set-up.
+		return jobs.RunKeeper(args[2])
+	}
 	if len(args) > 1 && args[1] == "help" {
 		// toolkit help [APPLET] is toolkit [APPLET] --help.
 		args = append(append([]string{"toolkit"}, args[2:]...), "--help")
@@ -93,7 +98,7 @@ func newApp() *cli.App {
 		cmds = append(cmds, t.Command())
 	}
 	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
-	cmds = append(cmds, call.Command(), schema.Command(), mcp.Command(version), shell.DrainCommand())
+	cmds = append(cmds, call.Command(), schema.Command(), mcp.Command(version))
 	return &cli.App{
 		Name:                      "toolkit",
 		HelpName:                  "toolkit",

@@ -36,7 +36,10 @@ func TestMain(m *testing.M) {
 		"toolkit-write": main,
 		"toolkit-edit":  main,
 		"toolkit-patch": main,
+		"toolkit-job":   main,
 		"apply_patch":   main,
+		"test-server":   testServer,
+		"test-client":   testClient,
 	})
 }
 
@@ -66,6 +69,8 @@ func scriptParams(dir string) testscript.Params {
 			// it did: a failed script must not leave helpers behind.
 			work := env.WorkDir
 			env.Defer(func() { killMarked(work) })
+			// Each script has jobs of its own.
+			env.Setenv("TOOLKIT_STATE", work+"/state")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -208,8 +213,18 @@ func cmdRunning(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) > 1 {
 		marker = args[1]
 	}
-	if got := len(marked(marker)); got != want {
-		ts.Fatalf("%d processes running with %q, want %d", got, marker, want)
+	// A process being started (forked, not yet exec'd) or ending (not yet
+	// reaped) is there only for a moment: the count must settle at N.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := len(marked(marker))
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%d processes running with %q, want %d", got, marker, want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"toolkit/applets/edit"
+	"toolkit/applets/job"
 	"toolkit/applets/patch"
 	"toolkit/applets/read"
 	"toolkit/applets/shell"
@@ -83,6 +84,7 @@ func withFlagsAfterArgs(t Tool) Tool {
 func All() []Tool {
 	return []Tool{
 		withFlagsAfterArgs(tool(edit.Applet, edit.Details{}, edit.Description, Hints{Destructive: true}, false)),
+		withFlagsAfterArgs(tool(job.Applet, job.Details{}, job.Description, Hints{Destructive: true, OpenWorld: true}, false)),
 		withAliases(tool(patch.Applet, patch.Details{}, patch.Description, Hints{Destructive: true}, false), "apply_patch"),
 		withModelFlags(tool(read.Applet, read.Details{}, read.Description, Hints{ReadOnly: true, Idempotent: true}, false), read.HostFlags(read.MCPMaxText)),
 		withModelFlags(tool(shell.Applet, shell.Details{}, shell.Description, Hints{Destructive: true, OpenWorld: true}, true), shell.HostFlags(shell.MCPMaxOutput)),

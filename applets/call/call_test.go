@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -139,26 +138,4 @@ func TestInsert(t *testing.T) {
 	if o := insert(context.Background(), "f", 2, "X", host(t, dir)); !strings.Contains(o.Message, "insert_line 2 is not a line of the file, which has 1") {
 		t.Errorf("past the end: %+v", o)
 	}
-}
-
-// TestQuote: an argv joined with quote is the same argv to sh.
-func TestQuote(t *testing.T) {
-	args := []string{"plain", "", "two words", "it's", `"$HOME"`, "a\nb", "*", "-x=1"}
-	var q []string
-	for _, a := range args {
-		q = append(q, quote(a))
-	}
-	out, err := exec(strings.Join(q, " "))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := strings.Join(args, "\x00") + "\x00"; out != want {
-		t.Fatalf("got %q, want %q", out, want)
-	}
-}
-
-// exec runs printf '%s\0' with the words of command, as sh splits them.
-func exec(command string) (string, error) {
-	out, err := osexec.Command("sh", "-c", `printf '%s\0' `+command).Output()
-	return string(out), err
 }

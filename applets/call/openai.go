@@ -10,6 +10,7 @@ import (
 	"toolkit/applets/shell"
 	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
 )
 
 // shellAction is a shell_call's action.
@@ -121,7 +122,7 @@ func localShellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, er
 	}
 	quoted := make([]string, len(a.Command))
 	for i, arg := range a.Command {
-		quoted[i] = quote(arg)
+		quoted[i] = proc.Quote(arg)
 	}
 	args := map[string]any{"command": strings.Join(quoted, " ")}
 	if len(a.Env) > 0 {
@@ -141,14 +142,6 @@ func localShellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, er
 	}
 	out := marshal(map[string]any{"output": textOf(o), "metadata": meta})
 	return localShellCallOutput{Type: "local_shell_call_output", ID: b.CallID, Output: string(out)}, o.Kind != outcome.Done, nil
-}
-
-// quote is arg as one word for sh.
-func quote(arg string) string {
-	if arg != "" && strings.Trim(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
-		return arg
-	}
-	return "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
 }
 
 // patchOperation is an apply_patch_call's operation.

@@ -44,6 +44,7 @@ import (
 	"toolkit/applets"
 	"toolkit/internal/cmdline"
 	"toolkit/internal/input"
+	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
 )
@@ -81,7 +82,7 @@ func Command(version string) *cli.Command {
 			if err != nil {
 				return cmdline.Exit(c, outcome.Failure("cannot find toolkit's own binary: %s", err), outcome.TextMode)
 			}
-			s := New(version, Config{Root: r, Settings: c, Exe: exe})
+			s := New(version, Config{Root: r, Settings: c, Exe: exe, KeepJobs: c.Bool("keep-jobs")})
 			sigs := make(chan os.Signal, 4)
 			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			defer signal.Stop(sigs)
@@ -97,7 +98,8 @@ func Command(version string) *cli.Command {
 // defaults.
 func flags() []cli.Flag {
 	root := &cli.StringFlag{Name: "root", Usage: "confine every call's paths to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}
-	return append([]cli.Flag{root}, applets.ModelFlags()...)
+	keep := &cli.BoolFlag{Name: "keep-jobs", EnvVars: []string{"TOOLKIT_KEEP_JOBS"}, Usage: "leave the jobs the session started running when it ends (default: stop them)"}
+	return append([]cli.Flag{root, keep}, applets.ModelFlags()...)
 }
 
 // Config is what every call of a server shares.
@@ -106,6 +108,11 @@ type Config struct {
 	Settings cmdline.Settings
 	// Exe is the toolkit binary that child calls run, as "toolkit TOOL".
 	Exe string
+	// KeepJobs leaves the jobs the session started running when it ends.
+	KeepJobs bool
+	// ProgressEvery is how often a call that has a progress token is
+	// said to go on; default a second.
+	ProgressEvery time.Duration
 }
 
 // Server is toolkit's MCP server.
@@ -118,6 +125,9 @@ type Server struct {
 	again   chan struct{} // closed when what is left is to be killed at once
 	once    sync.Once
 	calls   sync.WaitGroup
+
+	mu   sync.Mutex
+	jobs []string // the jobs the session's calls started
 }
 
 var errEOF = errors.New("the end of stdin")
@@ -162,6 +172,9 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) e
 		case err := <-done:
 			s.stopCalls(errEOF)
 			s.calls.Wait()
+			if !s.conf.KeepJobs {
+				s.stopJobs()
+			}
 			if err != nil && !endOfInput(err) && w.broken() == nil {
 				return err
 			}
@@ -244,8 +257,70 @@ func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSessi
 
 func (s *Server) handler(t applets.Tool) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			defer s.progress(ctx, req.Session, tok)()
+		}
 		return s.call(ctx, t, req.Params.Arguments), nil
 	}
+}
+
+// progress tells the client, every ProgressEvery, that a call with a
+// progress token still runs, until the returned function is called: a
+// client that resets its timeout on progress keeps waiting for a long
+// build or a job's wait_secs.
+func (s *Server) progress(ctx context.Context, ss *sdk.ServerSession, token any) (stop func()) {
+	every := s.conf.ProgressEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				secs := time.Since(start).Seconds()
+				_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: secs, Message: fmt.Sprintf("running for %.0f s", secs)})
+			}
+		}
+	}()
+	// Waited for, so that no notification follows the call's response.
+	return func() { close(done); wg.Wait() }
+}
+
+// noteJob remembers a job a call started, to stop it when the session ends.
+func (s *Server) noteJob(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jobs = append(s.jobs, id)
+}
+
+// stopJobs stops the jobs the session's calls started, all at once.
+func (s *Server) stopJobs() {
+	s.mu.Lock()
+	ids := s.jobs
+	s.jobs = nil
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if j, err := jobs.Open(id); err == nil && j.Running() {
+				_ = j.Stop("the MCP session that started it ended")
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // call runs one tools/call of t with the arguments args.
@@ -364,8 +439,11 @@ func (s *Server) child(ctx context.Context, t applets.Tool, args []byte) *sdk.Ca
 		return result(outcome.Failure("toolkit %s ended without an answer (%s)", t.Name, why))
 	}
 	var ok bool
-	var text string
+	var text, job string
 	_ = json.Unmarshal(o["ok"], &ok)
+	if json.Unmarshal(o["job"], &job) == nil && job != "" {
+		s.noteJob(job)
+	}
 	if ok {
 		_ = json.Unmarshal(o["text"], &text)
 	} else {

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"syscall"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/cut"
+	"toolkit/internal/proc"
 )
 
 // background is what happened to processes that outlived the command.
@@ -20,6 +18,7 @@ type background struct {
 	unknown  bool  // some did, but /proc could not say which
 	left     []int // the ones left running
 	log      string
+	job      string // the job they went on as
 	stopped  bool
 	killed   bool
 	drainErr string
@@ -35,13 +34,13 @@ func (b background) note() string {
 	}
 	switch {
 	case b.drainErr != "":
-		return fmt.Sprintf("[%s still held the output; the drain could not start (%s), so toolkit stopped %s]", who, b.drainErr, it)
+		return fmt.Sprintf("[%s still held the output; no job could keep %s (%s), so toolkit stopped %s]", who, it, b.drainErr, it)
 	case b.stopped && b.killed:
 		return fmt.Sprintf("[%s still held the output; stopped %s (killed after no answer to SIGTERM)]", who, it)
 	case b.stopped:
 		return fmt.Sprintf("[%s still held the output; stopped %s (terminated)]", who, it)
 	}
-	return fmt.Sprintf("[%s still held the output; %s, and what %s next goes to %s]", who, they, writes, b.log)
+	return fmt.Sprintf("[%s still held the output; %s as job %s (toolkit job %s to follow, signal stop to end %s), and what %s next goes to %s]", who, they, b.job, b.job, it, writes, b.log)
 }
 
 // stopNote is the line that says why and how the command was stopped.
@@ -52,9 +51,9 @@ func (r *run) stopNote() string {
 	case r.why == nil:
 		return ""
 	case errors.Is(r.why, errTimeout):
-		what = "timed out after " + seconds(r.timeout)
+		what = "timed out after " + cut.Seconds(r.timeout)
 	case errors.Is(r.why, errIdle):
-		what = "stopped after " + seconds(r.idle) + " without output"
+		what = "stopped after " + cut.Seconds(r.idle) + " without output"
 	case errors.As(r.why, &sig):
 		what = "stopped: toolkit received " + sig.Name
 	case errors.Is(r.why, context.Canceled):
@@ -67,7 +66,7 @@ func (r *run) stopNote() string {
 	case r.again != "":
 		how = "killed at once after a second " + r.again
 	case r.stop.Killed:
-		how = "killed after " + seconds(r.h.Limits.Grace) + " without an answer to SIGTERM"
+		how = "killed after " + cut.Seconds(r.h.Limits.Grace) + " without an answer to SIGTERM"
 	}
 	if r.stop.Left > 0 {
 		how += fmt.Sprintf("; %d processes did not die", r.stop.Left)
@@ -75,45 +74,16 @@ func (r *run) stopNote() string {
 	return "[" + what + "; " + how + "]"
 }
 
-// seconds formats d as "30 s", or "0.25 s" below a second or between whole ones.
-func seconds(d time.Duration) string {
-	if d%time.Second == 0 {
-		return fmt.Sprintf("%d s", d/time.Second)
-	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".") + " s"
-}
-
-// size formats n bytes for a person: "812 bytes", "12.3 KiB", "12.3 MiB".
-func size(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-}
-
 // statusLine is the last line of the text, and fills in the status details.
 func statusLine(st *os.ProcessState, d *Details) string {
-	if st == nil {
-		return "[ended without a status]"
+	e := proc.NoStatus
+	if st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok {
+			e = proc.EndingOf(ws)
+		}
 	}
-	ws, ok := st.Sys().(syscall.WaitStatus)
-	switch {
-	case ok && ws.Signaled():
-		n := int(ws.Signal())
-		d.Signal = &n
-		d.SignalName = unix.SignalName(ws.Signal())
-		return fmt.Sprintf("[killed by signal %d (%s)]", n, d.SignalName)
-	case ok && ws.Exited():
-		code := ws.ExitStatus()
-		d.ExitCode = &code
-		return fmt.Sprintf("[exit %d]", code)
-	}
-	return "[ended without a status]"
+	d.ExitCode, d.Signal, d.SignalName = e.Code, e.Signal, e.SignalName
+	return e.Line
 }
 
 // exitLikeCommand is toolkit's exit status under --status.

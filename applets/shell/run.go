@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 )
@@ -22,6 +23,9 @@ import (
 // context.Canceled) is said in the text.
 func Run(ctx context.Context, a Args) outcome.Outcome {
 	h := a.Host.withDefaults()
+	if a.YieldSecs != nil || a.Background || a.TTY {
+		return runJob(ctx, a, h)
+	}
 	var notes []string
 
 	timeout := time.Duration(DefaultTimeoutSecs) * time.Second
@@ -43,9 +47,17 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		}
 	}
 
+	sess, err := openSession(&a, h)
+	if err != nil {
+		return outcome.Failure("%s", err)
+	}
 	dir, err := workDir(a.Cwd, h)
 	if err != nil {
 		return outcome.Failure("%s", err)
+	}
+	command := a.Command
+	if sess != nil {
+		a.Command = sess.script
 	}
 	started := time.Now()
 	j, err := start(a, dir)
@@ -55,7 +67,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	defer j.close()
 
 	out := newOutput(h)
-	r := run{job: j, h: h, out: out, timeout: timeout, idle: idle}
+	r := run{job: j, h: h, out: out, timeout: timeout, idle: idle, command: command}
 	r.loop(ctx)
 
 	var text strings.Builder
@@ -78,6 +90,12 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		notes = append(notes, r.bg.note())
 		d.Background = r.bg.left
 		d.BGLog = r.bg.log
+		d.Job = r.bg.job
+	}
+	if sess != nil {
+		if note := sess.finish(dir, &d); note != "" {
+			notes = append(notes, note)
+		}
 	}
 	var sig cmdline.SignalCause
 	switch {
@@ -120,6 +138,7 @@ type run struct {
 	out     *output
 	timeout time.Duration
 	idle    time.Duration
+	command string // as the call gave it
 
 	state *os.ProcessState // how the command ended, once it has
 	why   error            // why toolkit stopped it, if it did
@@ -306,7 +325,8 @@ func (r *run) background(rd **reader, beginStop func(func() proc.StopResult)) bo
 		return false
 	}
 	(*rd).stop()
-	log, err := startDrain(r.job.out)
+	spec := jobs.Spec{Command: r.command, Adopted: true, Pids: holders, Lifetime: jobs.Duration(r.h.JobLifetime), Grace: jobs.Duration(r.h.Limits.Grace)}
+	j, err := jobs.Start(spec, os.Environ(), r.job.out)
 	if err != nil {
 		r.bg.drainErr = err.Error()
 		r.bg.stopped = true
@@ -314,7 +334,7 @@ func (r *run) background(rd **reader, beginStop func(func() proc.StopResult)) bo
 		beginStop(stopHolders)
 		return false
 	}
-	r.bg.log = log
+	r.bg.log, r.bg.job = j.Log(), j.ID
 	r.bg.left = holders
 	if r.bg.left == nil {
 		r.bg.left = []int{}

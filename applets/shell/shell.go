@@ -53,6 +53,10 @@ type Args struct {
 	Env         map[string]string `json:"env,omitempty" flag:"--env NAME=VALUE" usage:"add NAME=VALUE to the environment (repeatable)" check:"envmap,nonul" desc:"Environment variables to add, as an object of names to values."`
 	Stdin       *string           `json:"stdin,omitempty" flag:"--stdin-file FILE,file" usage:"feed the command FILE on stdin (default: nothing)" desc:"Text to feed to the command's standard input. Default: none (/dev/null)."`
 	MaxOutput   *int              `json:"max_output,omitempty" check:"min=1" desc:"The most text to show, in bytes; longer output keeps its start, its end and its failure lines. Default and ceiling: the host's (1 MiB, or 32 KiB through toolkit mcp)."`
+	YieldSecs   *int              `json:"yield_secs,omitempty" flag:"--yield N" usage:"return after N seconds if the command still runs, leaving it running as a job" check:"min=1" desc:"Return after this many seconds if the command still runs (sooner if it waits for input), leaving it running as a job: the text then ends with [still running as job ID], and the job tool follows it. timeout_secs then bounds the job's whole life (default 1 hour)."`
+	Background  bool              `json:"background,omitempty" flag:"--background" usage:"start the command as a job and return at once" desc:"Start the command as a job and return at once, with its first 250 ms of output: for servers, watchers and long builds. Follow it with the job tool."`
+	TTY         bool              `json:"tty,omitempty" flag:"--tty" usage:"run the command on a pseudo-terminal" desc:"Run the command on a pseudo-terminal (TERM=xterm), for programs that need one: prompts, REPLs, programs that behave differently without a terminal. Output then includes the echo of what you type."`
+	Session     *string           `json:"session,omitempty" flag:"--session NAME" usage:"carry the directory and exported variables from one call to the next under NAME" check:"name" desc:"A name for a shell session: each call is still a fresh shell, but it starts in the directory the session's last call ended in, with the variables it exported, and saves them when it ends (cd and export carry over). The text says when the directory changed."`
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -84,6 +88,9 @@ type Options struct {
 	SpillDir string
 	// MaxSpill bounds the spill file and the background log; default MaxSpill.
 	MaxSpill int64
+	// JobLifetime bounds a job's life when its call names no timeout, and
+	// is the most one may name; default DefaultJobLifetime.
+	JobLifetime time.Duration
 }
 
 // Limits are the time limits of a call.
@@ -99,6 +106,7 @@ const (
 	DefaultTimeoutSecs = 120
 	MaxTimeoutSecs     = 600
 	DefaultMaxOutput   = 1 << 20
+	DefaultJobLifetime = time.Hour
 	// MaxSpill bounds the file that keeps the whole output of a cut call,
 	// and the log of background processes' output.
 	MaxSpill = 256 << 20
@@ -113,6 +121,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSpill <= 0 {
 		o.MaxSpill = MaxSpill
+	}
+	if o.JobLifetime <= 0 {
+		o.JobLifetime = DefaultJobLifetime
 	}
 	d := DefaultLimits
 	if o.Limits.Grace <= 0 {
@@ -144,6 +155,13 @@ type Details struct {
 	Cut         *CutDetails `json:"cut"`
 	Background  []int       `json:"background"`
 	BGLog       string      `json:"background_log,omitempty"`
+	// Job is the job the command runs on as (yield_secs, background), or
+	// the one its background processes went on as.
+	Job string `json:"job,omitempty"`
+	// Waiting says the job is blocked reading its input.
+	Waiting bool `json:"waiting_for_input,omitempty"`
+	// Cwd is the session's directory, when the call changed it.
+	Cwd string `json:"cwd,omitempty"`
 }
 
 // CutDetails describe a cut: text kept and dropped, and the spill file.
@@ -161,8 +179,8 @@ var Applet = cmdline.Applet[Args]{
 	Example:  `{"command":"make test"}`,
 	Flags:    append(HostFlags(DefaultMaxOutput), hostFlags()...),
 	Person: func(_ *cli.Context, a *Args) error {
-		if a.Cwd == "" {
-			a.Cwd = "." // person mode runs where the person is
+		if a.Cwd == "" && a.Session == nil {
+			a.Cwd = "." // person mode runs where the person is, unless in a session
 		}
 		return nil
 	},
@@ -219,6 +237,7 @@ func HostFlags(maxOutput int) []cli.Flag {
 		&cli.DurationFlag{Name: "idle", Value: d.Idle, EnvVars: []string{"TOOLKIT_IDLE"}, Usage: "stop a command silent this long (only with no timeout given)"},
 		&cli.DurationFlag{Name: "quiet", Value: d.Quiet, EnvVars: []string{"TOOLKIT_QUIET"}, Usage: "after the command ends, return once the output is quiet this long"},
 		&cli.DurationFlag{Name: "linger", Value: d.Linger, EnvVars: []string{"TOOLKIT_LINGER"}, Usage: "after the command ends, read on at most this long"},
+		&cli.DurationFlag{Name: "job-lifetime", Value: DefaultJobLifetime, EnvVars: []string{"TOOLKIT_JOB_LIFETIME"}, Usage: "stop a job (yield_secs, background, or what a command left in the background) after this long; the most a job's timeout_secs may ask"},
 	}
 }
 
@@ -237,6 +256,7 @@ func options(s cmdline.Settings) (Options, error) {
 		KillBackground:  s.Bool("kill-background"),
 		ExitLikeCommand: s.Bool("status"),
 		Limits:          Limits{Grace: s.Duration("grace"), Idle: s.Duration("idle"), Quiet: s.Duration("quiet"), Linger: s.Duration("linger")},
+		JobLifetime:     s.Duration("job-lifetime"),
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"toolkit/internal/cut"
 	"toolkit/internal/root"
 	"toolkit/internal/tempfile"
 )
@@ -112,7 +113,7 @@ func (s *spill) where() string {
 	case s.err != nil:
 		return fmt.Sprintf("the output could not all be kept (%s); its first %d bytes are in %s", errText(s.err), s.errAt, s.path)
 	case s.over:
-		return fmt.Sprintf("the first %s of the output is in %s", size(s.max), s.path)
+		return fmt.Sprintf("the first %s of the output is in %s", cut.Size(s.max), s.path)
 	}
 	return "the whole output is in " + s.path
 }

@@ -14,7 +14,6 @@ import (
 
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
-	"toolkit/internal/tempfile"
 )
 
 // workDir checks the command's directory and returns it as a host path.
@@ -45,22 +44,6 @@ func startError(err error) string {
 		return pe.Path + ": " + pe.Err.Error()
 	}
 	return root.Reason(err)
-}
-
-// nothing is a file that reads as empty: /dev/null, or, in an image that
-// has no /dev, a pipe with nothing at its other end. It serves as the
-// command's stdin and as the drain's stdin, stdout and stderr (os/exec would
-// open /dev/null for them, and fail without it).
-func nothing() (*os.File, error) {
-	if f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
-		return f, nil
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	w.Close()
-	return r, nil
 }
 
 // hygiene is added to the command's environment unless the call's env sets it:
@@ -99,7 +82,7 @@ type job struct {
 	out    *os.File // the read end of the output pipe
 	pipeID string
 	stdin  *os.File // the write end of the stdin pipe, if any
-	script *scriptFile
+	script *proc.Script
 	tree   *proc.Tree
 	exited chan *os.ProcessState
 }
@@ -118,19 +101,11 @@ func start(a Args, dir string) (*job, error) {
 	if rc, err := pw.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
 	}
-	cmd := exec.Command("/bin/sh", "-c", a.Command)
-	var script *scriptFile
-	if len(a.Command) > maxArgument {
-		// Too long for one argument of execve: sh reads it from a file.
-		if script, err = newScript(a.Command); err != nil {
-			pr.Close()
-			pw.Close()
-			return nil, err
-		}
-		cmd.Args[2] = script.run
-		if script.f != nil {
-			cmd.ExtraFiles = []*os.File{script.f}
-		}
+	cmd, script, err := proc.ShellCommand(a.Command)
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		return nil, err
 	}
 	cmd.Dir = dir
 	cmd.Env = environ(a.Env)
@@ -140,7 +115,7 @@ func start(a Args, dir string) (*job, error) {
 	if a.Stdin != nil {
 		sr, sw, err = os.Pipe()
 	} else {
-		sr, err = nothing()
+		sr, err = proc.Nothing()
 	}
 	if err != nil {
 		pr.Close()
@@ -187,52 +162,5 @@ func (j *job) close() {
 	if j.stdin != nil {
 		j.stdin.Close()
 	}
-	j.script.close()
-}
-
-// maxArgument is the longest command given to sh -c as an argument: Linux
-// takes at most 128 KiB in one (MAX_ARG_STRLEN).
-const maxArgument = 64 << 10
-
-// scriptFile holds a command too long to be an argument, for sh to read
-// with its "." builtin: a memfd it reads as /proc/self/fd/3 (and closes
-// first thing, so that nothing the command starts holds it), or, without
-// /proc, a file of toolkit's own in $TMPDIR, removed when the call ends.
-type scriptFile struct {
-	run  string   // the argument of sh -c that runs it
-	f    *os.File // the memfd, handed to sh as fd 3
-	path string   // the file, without /proc
-}
-
-func newScript(command string) (*scriptFile, error) {
-	if _, err := os.Stat("/proc/self/fd"); err == nil {
-		if fd, err := unix.MemfdCreate("toolkit-command", unix.MFD_CLOEXEC); err == nil {
-			f := os.NewFile(uintptr(fd), "toolkit-command")
-			if _, err := io.WriteString(f, "exec 3<&-\n"+command); err != nil {
-				f.Close()
-				return nil, err
-			}
-			return &scriptFile{run: ". /proc/self/fd/3", f: f}, nil
-		}
-	}
-	f, err := tempfile.Create(os.TempDir(), "toolkit-command-", ".sh")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if _, err := io.WriteString(f, command); err != nil {
-		os.Remove(f.Name())
-		return nil, err
-	}
-	return &scriptFile{run: ". " + f.Name(), path: f.Name()}, nil
-}
-
-func (s *scriptFile) close() {
-	switch {
-	case s == nil:
-	case s.f != nil:
-		s.f.Close()
-	default:
-		os.Remove(s.path)
-	}
+	j.script.Close()
 }

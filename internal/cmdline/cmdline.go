@@ -6,6 +6,7 @@
 package cmdline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -75,6 +76,9 @@ type Applet[A any] struct {
 	// Stdin, when set, may take machine mode's input when it is not JSON
 	// (a patch given as it is), and reports whether it did.
 	Stdin func(data []byte, a *A) bool
+	// Bare says the applet may be run with neither arguments nor JSON (job
+	// lists the jobs): a terminal or an empty stdin is then person mode.
+	Bare bool
 	// Run carries out one call.
 	Run func(ctx context.Context, a *A, h Host) outcome.Outcome
 }
@@ -240,11 +244,17 @@ var ErrNoInput = errors.New("no input: give the arguments, or a JSON object on s
 func (ap Applet[A]) gather(c *cli.Context, a *A, fields []Field) (inputMode, error) {
 	if c.NArg() == 0 {
 		if f, ok := c.App.Reader.(*os.File); ok && IsTerminal(f) {
+			if ap.Bare {
+				return ap.fromPerson(c, a, fields)
+			}
 			return machine, ErrNoInput
 		}
 		data, err := input.Read(c.App.Reader)
 		if err != nil {
 			return machine, err
+		}
+		if ap.Bare && len(bytes.TrimSpace(data)) == 0 {
+			return ap.fromPerson(c, a, fields)
 		}
 		if ap.Stdin != nil && ap.Stdin(data, a) {
 			// Not JSON: the flags say the rest, as in person mode.
@@ -260,6 +270,11 @@ func (ap Applet[A]) gather(c *cli.Context, a *A, fields []Field) (inputMode, err
 		}
 		return machine, input.Decode(data, a)
 	}
+	return ap.fromPerson(c, a, fields)
+}
+
+// fromPerson fills a in from the flags and arguments.
+func (ap Applet[A]) fromPerson(c *cli.Context, a *A, fields []Field) (inputMode, error) {
 	if err := fromFlags(c, reflect.ValueOf(a).Elem(), fields); err != nil {
 		return person, err
 	}

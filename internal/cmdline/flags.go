@@ -101,6 +101,8 @@ func fromFlags(c *cli.Context, st reflect.Value, fields []Field) error {
 				set(st, f, reflect.ValueOf(strings.Join(args, " ")))
 			case len(args) > 1:
 				return fmt.Errorf("one %s, not %d arguments", s.arg, len(args))
+			case len(args) == 0 && !f.Required:
+				// An optional argument left out: the field is absent.
 			default:
 				set(st, f, reflect.ValueOf(c.Args().First()))
 			}

@@ -34,6 +34,7 @@ type Field struct {
 	NoNUL    bool
 	EnvMap   bool
 	IfMatch  bool // a sha256 prefix of 12 or more hex digits, or "absent"
+	IsName   bool // a name: letters, digits, '_', '.' and '-', 1 to 64 of them, not starting with '.' or '-'
 	Bytes    bool // a String held as []byte: a large text decoded with one copy
 	Min      *int64
 
@@ -95,6 +96,8 @@ func Fields(t reflect.Type) []Field {
 				f.EnvMap = true
 			case c == "ifmatch":
 				f.IfMatch = true
+			case c == "name":
+				f.IsName = true
 			case strings.HasPrefix(c, "min="):
 				n, err := strconv.ParseInt(c[len("min="):], 10, 64)
 				if err != nil {
@@ -203,6 +206,9 @@ func problem(f Field, v reflect.Value) string {
 		if f.IfMatch && !IsIfMatch(s) {
 			return fmt.Sprintf("must be a sha256 (12 to 64 hex digits) or \"absent\", not %q", s)
 		}
+		if f.IsName && !IsName(s) {
+			return fmt.Sprintf("must be a name of 1 to 64 letters, digits, '_', '.' or '-', starting with a letter, digit or '_', not %q", s)
+		}
 	case Integer:
 		if n := v.Int(); f.Min != nil && n < *f.Min {
 			return fmt.Sprintf("must be at least %d, not %d", *f.Min, n)
@@ -235,6 +241,20 @@ func IsIfMatch(s string) bool {
 	}
 	for _, c := range []byte(s) {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// IsName reports whether s can be a name (a session's): 1 to 64 of
+// letters, digits, '_', '.' and '-', the first not '.' or '-'.
+func IsName(s string) bool {
+	if len(s) < 1 || len(s) > 64 || s[0] == '.' || s[0] == '-' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '.' || c == '-') {
 			return false
 		}
 	}

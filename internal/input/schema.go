@@ -17,6 +17,7 @@ const (
 	ifMatch      = `^(absent|[0-9a-fA-F]{12,64})$`
 	envName      = `^[^=]+$`
 	envNameNoNUL = `^[^=\x00]+$`
+	name         = `^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`
 )
 
 func objectSchema(fields []Field) map[string]any {
@@ -56,6 +57,8 @@ func fieldSchema(f Field) map[string]any {
 		switch {
 		case f.IfMatch:
 			p["pattern"] = ifMatch
+		case f.IsName:
+			p["pattern"] = name
 		case f.NoNUL:
 			p["pattern"] = noNUL
 		}

@@ -16,6 +16,7 @@ package proc
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -37,7 +38,8 @@ func BecomeSubreaper() error {
 // Info is what /proc/PID/stat says of a process.
 type Info struct {
 	PID, PPID, PGID, SID int
-	State                byte // R, S, D, Z, T, …
+	State                byte   // R, S, D, Z, T, …
+	Start                uint64 // when it started, in clock ticks since boot
 }
 
 // Snapshot reads every process's Info from /proc.
@@ -92,12 +94,21 @@ func parseStat(pid int, b []byte) (Info, bool) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return Info{}, false
 	}
-	return Info{PID: pid, PPID: ppid, PGID: pgid, SID: sid, State: fields[0][0]}, true
+	info := Info{PID: pid, PPID: ppid, PGID: pgid, SID: sid, State: fields[0][0]}
+	if len(fields) > 19 {
+		info.Start, _ = strconv.ParseUint(string(fields[19]), 10, 64) // field 22 of stat
+	}
+	return info, true
+}
+
+// Lookup reads what /proc says of one process.
+func Lookup(pid int) (Info, bool) {
+	return readStat(pid, make([]byte, 1024))
 }
 
 // Alive reports whether pid names a process that is not a zombie.
 func Alive(pid int) bool {
-	info, ok := readStat(pid, make([]byte, 512))
+	info, ok := readStat(pid, make([]byte, 1024))
 	return ok && info.State != 'Z' && info.State != 'X'
 }
 
@@ -195,9 +206,33 @@ func (t *Tree) stop(pick func([]int) []int, grace time.Duration) StopResult {
 		}
 		return pick(t.Members())
 	}
+	group := t.Leader
+	leaderAlive := func() bool { return pick == nil && t.leaderAlive() }
+	if pick != nil {
+		group = 0
+	}
+	if !haveProc() {
+		// Without /proc, the process group is all that can be found: stop
+		// it, and wait for it to be gone.
+		group, leaderAlive = t.Leader, t.groupAlive
+	}
+	return stopFound(targets, group, leaderAlive, grace)
+}
+
+// StopFound stops the processes find returns, found again on each look, as
+// Stop stops a tree: for processes that are not this one's descendants
+// (those a job's keeper, now dead, looked after).
+func StopFound(find func() []int, grace time.Duration) StopResult {
+	return stopFound(find, 0, func() bool { return false }, grace)
+}
+
+// stopFound sends SIGTERM to what targets finds (and to the process group
+// group, when not 0), again to each newcomer, and SIGKILL to what is left
+// after grace.
+func stopFound(targets func() []int, group int, leaderAlive func() bool, grace time.Duration) StopResult {
 	signal := func(sig syscall.Signal, seen map[int]bool) []int {
-		if pick == nil {
-			_ = syscall.Kill(-t.Leader, sig)
+		if group != 0 {
+			_ = syscall.Kill(-group, sig)
 		}
 		now := targets()
 		for _, pid := range now {
@@ -214,19 +249,11 @@ func (t *Tree) stop(pick func([]int) []int, grace time.Duration) StopResult {
 		}
 		return now
 	}
-	leaderAlive := func() bool { return pick == nil && t.leaderAlive() }
-	if !haveProc() {
-		// Without /proc, the process group is all that can be found: stop
-		// it, and wait for it to be gone.
-		pick = nil
-		leaderAlive = t.groupAlive
-	}
-
 	termed := make(map[int]bool)
 	deadline := time.Now().Add(grace)
 	for len(signal(syscall.SIGTERM, termed)) > 0 || leaderAlive() {
 		if !time.Now().Before(deadline) {
-			return StopResult{Killed: true, Left: t.kill(signal, leaderAlive)}
+			return StopResult{Killed: true, Left: killFound(signal, leaderAlive)}
 		}
 		time.Sleep(min(pollEvery, time.Until(deadline)))
 	}
@@ -240,7 +267,7 @@ func (t *Tree) Kill() int {
 	if !haveProc() {
 		alive = t.groupAlive
 	}
-	return t.kill(func(sig syscall.Signal, _ map[int]bool) []int { return t.Signal(sig) }, alive)
+	return killFound(func(sig syscall.Signal, _ map[int]bool) []int { return t.Signal(sig) }, alive)
 }
 
 // haveProc reports whether /proc is there to look at.
@@ -265,7 +292,7 @@ func (t *Tree) groupAlive() bool {
 	return syscall.Kill(-t.Leader, 0) == nil
 }
 
-func (t *Tree) kill(signal func(syscall.Signal, map[int]bool) []int, leaderAlive func() bool) int {
+func killFound(signal func(syscall.Signal, map[int]bool) []int, leaderAlive func() bool) int {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		left := signal(syscall.SIGKILL, nil)
@@ -446,4 +473,111 @@ func Harden() {
 	if os.Geteuid() != 0 {
 		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}
+}
+
+// Others lists every live process but this one, for HoldersOf and Marked.
+func Others() []int {
+	procs, err := Snapshot()
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	out := make([]int, 0, len(procs))
+	for pid, p := range procs {
+		if pid != self && p.State != 'Z' && p.State != 'X' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Marked returns the processes among pids whose environment holds the entry
+// kv ("TOOLKIT_JOB=3f2a"), as they were started: a process that changed its
+// environment with env -i is not found.
+func Marked(pids []int, kv string) []int {
+	var out []int
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
+			continue
+		}
+		for e := range bytes.SplitSeq(b, []byte{0}) {
+			if string(e) == kv {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// InSession returns the processes among procs in session sid.
+func InSession(procs map[int]Info, sid int) []int {
+	var out []int
+	for pid, p := range procs {
+		if p.SID == sid && p.State != 'Z' && p.State != 'X' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Descendants returns the live descendants of pid in procs.
+func Descendants(procs map[int]Info, pid int) []int {
+	children := make(map[int][]int, len(procs))
+	for p, info := range procs {
+		children[info.PPID] = append(children[info.PPID], p)
+	}
+	var out []int
+	stack := append([]int(nil), children[pid]...)
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		stack = append(stack, children[p]...)
+		if s := procs[p].State; s != 'Z' && s != 'X' {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Ending is how a process ended, as toolkit's last line says it.
+type Ending struct {
+	Code       *int   // its exit code, if it exited
+	Signal     *int   // the signal that killed it, if one did
+	SignalName string // that signal's name
+	Line       string // "[exit N]", "[killed by signal N (NAME)]" or "[ended without a status]"
+}
+
+// NoStatus is the Ending of a process whose status is not known.
+var NoStatus = Ending{Line: "[ended without a status]"}
+
+// EndingOf is the Ending a wait status says.
+func EndingOf(ws syscall.WaitStatus) Ending {
+	switch {
+	case ws.Signaled():
+		n := int(ws.Signal())
+		name := unix.SignalName(ws.Signal())
+		return Ending{Signal: &n, SignalName: name, Line: fmt.Sprintf("[killed by signal %d (%s)]", n, name)}
+	case ws.Exited():
+		code := ws.ExitStatus()
+		return Ending{Code: &code, Line: fmt.Sprintf("[exit %d]", code)}
+	}
+	return NoStatus
+}
+
+// Nothing is a file that reads as empty: /dev/null, or, in an image that
+// has no /dev, a pipe with nothing at its other end. It serves as a
+// command's stdin and as a keeper's stdin, stdout and stderr (os/exec would
+// open /dev/null for them, and fail without it).
+func Nothing() (*os.File, error) {
+	if f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
+		return f, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	w.Close()
+	return r, nil
 }

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseStat(t *testing.T) {
@@ -133,5 +135,113 @@ func TestReaperCollectsOrphans(t *testing.T) {
 			t.Fatalf("orphan %d still there after 10 s: %+v", orphan, info)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestReadingInput: a process asleep reading its input is seen to be, by
+// the input's name in /proc; one asleep otherwise, or reading another
+// pipe, is not.
+func TestReadingInput(t *testing.T) {
+	if _, err := os.Stat("/proc/self/syscall"); err != nil {
+		t.Skip("no /proc/PID/syscall")
+	}
+	start := func(script string) (*exec.Cmd, string) {
+		t.Helper()
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Close() })
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Stdin = r
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		id, err := PipeID(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cmd, id
+	}
+	within := func(what string, want bool, pid int, input string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for ReadingInput([]int{pid}, input) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: reading input is not %v", what, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	reader, in := start("read x")
+	within("read", true, reader.Process.Pid, in)
+	if !reading(reader.Process.Pid, in, false) {
+		w, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", reader.Process.Pid))
+		t.Fatalf("read: not seen from its wchan (%q)", w)
+	}
+	// A wait in select(2) (bash's read -t) and in poll(2) (Python's), where
+	// the programs are there.
+	if _, err := exec.LookPath("bash"); err == nil {
+		selecter, in := start("exec bash -c 'read -t 100 x'")
+		within("select", true, selecter.Process.Pid, in)
+	}
+	if _, err := exec.LookPath("python3"); err == nil {
+		poller, in := start(`exec python3 -c 'import select; p = select.poll(); p.register(0, select.POLLIN); p.poll()'`)
+		within("poll", true, poller.Process.Pid, in)
+	}
+	sleeper, in2 := start("exec sleep 100")
+	time.Sleep(100 * time.Millisecond)
+	if ReadingInput([]int{sleeper.Process.Pid}, in2) || reading(sleeper.Process.Pid, in2, false) {
+		t.Fatal("sleep is said to read its input")
+	}
+	// Reading a pipe that is not its input.
+	other, in3 := start("exec 3<&0; sleep 100 | read x")
+	time.Sleep(100 * time.Millisecond)
+	procs, _ := Snapshot()
+	if ReadingInput(append(Descendants(procs, os.Getpid()), other.Process.Pid), in3) {
+		t.Fatal("a read of another pipe is said to read the input")
+	}
+}
+
+// TestEpollFor: an epoll that waits for a pipe to be readable is told from
+// one that waits for another, by /proc's fdinfo.
+func TestEpollFor(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	id, _ := PipeID(r)
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(epfd)
+	is := func(fd uint64) bool {
+		l, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+		return err == nil && l == id
+	}
+	if epollFor("/proc/self", uint64(epfd), is) {
+		t.Fatal("an empty epoll waits for the pipe")
+	}
+	rfd, err := unix.Dup(int(r.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(rfd)
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, rfd, &unix.EpollEvent{Events: unix.EPOLLOUT, Fd: int32(rfd)}); err != nil {
+		t.Fatal(err)
+	}
+	if epollFor("/proc/self", uint64(epfd), is) {
+		t.Fatal("an epoll for writing waits to read the pipe")
+	}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_MOD, rfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(rfd)}); err != nil {
+		t.Fatal(err)
+	}
+	if !epollFor("/proc/self", uint64(epfd), is) {
+		t.Fatal("an epoll for reading the pipe is not seen")
 	}
 }

@@ -1,0 +1,306 @@
+// Package job follows, feeds and stops the commands that outlive their
+// shell call: those started with yield_secs, background or tty, and what a
+// command left running in the background.
+//
+//	toolkit job                          the list of jobs
+//	toolkit job ID [--input TEXT] [--close-stdin] [--signal NAME] [--wait N] [--until REGEXP]
+//	toolkit job --stop-all
+//	echo '{"id":"3f2a","input":"y\n","wait_secs":5}' | toolkit job
+//
+// A look at a job writes input to its stdin (its terminal, with tty, where
+// control characters such as "\u0003" pass), sends a signal, then waits up
+// to wait_secs for the job to end, for its new output to match until (an
+// RE2 regular expression), or for it to wait for input, and shows the output
+// since the last look, cleaned and cut as shell's, then either the shell's
+// last line ([exit N], …) or [still running as job ID]. "[waiting for
+// input]" says a process of the job is blocked reading its input, as
+// /proc shows it. signal "stop" stops the whole tree as a timeout does; any
+// other signal goes to the job's process group, as a terminal's keys do.
+//
+// The jobs live in a per-user state directory (TOOLKIT_STATE, else
+// $XDG_RUNTIME_DIR/toolkit, else /tmp/toolkit-UID), so every toolkit of the
+// user sees them. A job's record stays until its end has been shown and 10
+// minutes have passed.
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"toolkit/internal/cmdline"
+	"toolkit/internal/jobs"
+	"toolkit/internal/outcome"
+)
+
+// Args is the input of one job call.
+type Args struct {
+	ID         *string `json:"id,omitempty" flag:"ID" check:"name" desc:"The job to look at, as shell named it ([still running as job 3f2a]). Leave it out to list the jobs."`
+	Input      *string `json:"input,omitempty" flag:"--input TEXT" usage:"write TEXT to the job's stdin" check:"nonul" desc:"Text to write to the job's stdin, or to its terminal when it runs with tty (end a line with \\n; control characters such as \\u0003 for ^C pass on a terminal)."`
+	CloseStdin bool    `json:"close_stdin,omitempty" flag:"--close-stdin" usage:"end the job's input (EOF)" desc:"End the job's input after input (EOF; ^D on a terminal)."`
+	Signal     *string `json:"signal,omitempty" flag:"--signal NAME" usage:"stop the job (stop), or send it a signal: INT, TERM, KILL, HUP, QUIT, USR1, USR2, TSTP, CONT, WINCH" desc:"\"stop\" stops the job and everything it started, as a timeout does. Any other signal (INT, TERM, KILL, HUP, QUIT, USR1, USR2, TSTP, CONT, WINCH) goes to the job's process group."`
+	WaitSecs   *int    `json:"wait_secs,omitempty" flag:"--wait N" usage:"wait up to N seconds for the job to end, for until, or for it to wait for input" check:"min=0" desc:"Wait up to this many seconds (at most 600) for the job to end, for until to match its new output, or for it to wait for input. Default 0, or 2 after input or a signal."`
+	Until      *string `json:"until,omitempty" flag:"--until REGEXP" usage:"stop waiting when the new output matches REGEXP" desc:"A regular expression (RE2 syntax) that ends the wait when the job's new output matches it: a prompt, \"listening on\", a test summary."`
+	MaxOutput  *int    `json:"max_output,omitempty" check:"min=1" desc:"The most text to show, in bytes, as shell's max_output."`
+
+	// Host holds the settings a host chooses, not the model.
+	Host Options `json:"-"`
+}
+
+// Options are the host's settings.
+type Options struct {
+	MaxOutput int  // the text's ceiling
+	Raw       bool // keep escapes and carriage returns
+	StopAll   bool // --stop-all
+}
+
+// Details are the facts of a job call for --json.
+type Details struct {
+	ID          string      `json:"id,omitempty"`
+	Running     bool        `json:"running"`
+	Waiting     bool        `json:"waiting_for_input"`
+	Matched     *bool       `json:"until_matched,omitempty"`
+	ExitCode    *int        `json:"exit_code"`
+	Signal      *int        `json:"signal"`
+	SignalName  string      `json:"signal_name,omitempty"`
+	TimedOut    bool        `json:"timed_out"`
+	Stopped     string      `json:"stopped,omitempty"`
+	OutputBytes int64       `json:"output_bytes"`
+	Cut         *CutDetails `json:"cut"`
+	Log         string      `json:"log,omitempty"`
+	InputBytes  int         `json:"input_bytes,omitempty"`
+	Jobs        []Listed    `json:"jobs,omitempty"`
+	StoppedJobs []string    `json:"stopped_jobs,omitempty"`
+}
+
+// CutDetails describe a cut of the new text; the log holds it all.
+type CutDetails struct {
+	KeptBytes    int64 `json:"kept_bytes"`
+	DroppedBytes int64 `json:"dropped_bytes"`
+}
+
+// Listed is a job in the list.
+type Listed struct {
+	ID          string `json:"id"`
+	Command     string `json:"command"`
+	AgeSecs     int64  `json:"age_secs"`
+	Running     bool   `json:"running"`
+	OutputBytes int64  `json:"output_bytes"`
+}
+
+// Applet is job's command line and in-process call.
+var Applet = cmdline.Applet[Args]{
+	Name:     "job",
+	Usage:    "follow, feed and stop the commands that outlive their shell call",
+	Synopsis: "toolkit job [ID] [flags]",
+	Example:  `{"id":"3f2a","wait_secs":5}`,
+	Bare:     true,
+	Flags: []cli.Flag{
+		&cli.IntFlag{Name: "max-output", Value: 1 << 20, EnvVars: []string{"TOOLKIT_MAX_OUTPUT"}, Usage: "cut the text to about `BYTES`, as shell does; the most a call's max_output may ask"},
+		&cli.BoolFlag{Name: "raw", EnvVars: []string{"TOOLKIT_RAW"}, Usage: "keep terminal escapes and carriage returns"},
+		&cli.BoolFlag{Name: "stop-all", Usage: "stop every job that runs"},
+	},
+	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
+		a.Host = Options{MaxOutput: h.Settings.Int("max-output"), Raw: h.Settings.Bool("raw")}
+		if h.Settings.IsSet("stop-all") {
+			a.Host.StopAll = h.Settings.Bool("stop-all")
+		}
+		return Run(ctx, *a)
+	},
+}
+
+// MaxWait bounds wait_secs, as shell's timeout is bounded.
+const MaxWait = 600
+
+// The signals a job takes, besides stop.
+var signals = []string{"INT", "TERM", "KILL", "HUP", "QUIT", "USR1", "USR2", "TSTP", "CONT", "WINCH"}
+
+// Run carries out one job call.
+func Run(ctx context.Context, a Args) outcome.Outcome {
+	if a.Host.MaxOutput <= 0 {
+		a.Host.MaxOutput = 1 << 20
+	}
+	if a.Host.StopAll {
+		return stopAll()
+	}
+	if a.ID == nil {
+		if a.Input != nil || a.CloseStdin || a.Signal != nil || a.WaitSecs != nil || a.Until != nil {
+			return outcome.Misuse("input: give id: the job to send to or wait for")
+		}
+		return list()
+	}
+	var notes []string
+	var until *regexp.Regexp
+	if a.Until != nil {
+		re, err := regexp.Compile(*a.Until)
+		if err != nil {
+			return outcome.Misuse("input: until is not a regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+		}
+		until = re
+	}
+	var sig syscall.Signal
+	stop := false
+	if a.Signal != nil {
+		name := strings.TrimPrefix(strings.ToUpper(*a.Signal), "SIG")
+		switch {
+		case name == "STOP" && strings.EqualFold(*a.Signal, "stop"):
+			stop = true
+		case slices.Contains(signals, name):
+			sig = unix.SignalNum("SIG" + name)
+		default:
+			return outcome.Misuse("input: signal %q: give stop, or one of %s", *a.Signal, strings.Join(signals, ", "))
+		}
+	}
+	wait := 0
+	if a.Input != nil || a.CloseStdin || sig != 0 {
+		wait = 2
+	}
+	if a.WaitSecs != nil {
+		wait = *a.WaitSecs
+		if wait > MaxWait {
+			notes = append(notes, fmt.Sprintf("[wait_secs %d is more than %d; used %d]", wait, MaxWait, MaxWait))
+			wait = MaxWait
+		}
+	}
+	maxOutput := a.Host.MaxOutput
+	if a.MaxOutput != nil {
+		if n := *a.MaxOutput; n > maxOutput {
+			notes = append(notes, fmt.Sprintf("[max_output %d is more than the host's %d; used %d]", n, maxOutput, maxOutput))
+		} else {
+			maxOutput = n
+		}
+	}
+
+	id := *a.ID
+	j, err := jobs.Open(id)
+	if errors.Is(err, jobs.ErrNoJob) {
+		return outcome.Failure("no job %s (toolkit job with no id lists them; a job's record goes 10 minutes after its end was shown)", id)
+	}
+	if err != nil {
+		return outcome.Failure("job %s: %s", id, err)
+	}
+	d := Details{ID: id}
+	if a.Input != nil || a.CloseStdin {
+		input := ""
+		if a.Input != nil {
+			input = *a.Input
+		}
+		n, err := j.Send(input, a.CloseStdin, 2*time.Second)
+		d.InputBytes = n
+		switch {
+		case errors.Is(err, jobs.ErrEnded):
+			return outcome.Failure("job %s has ended: its input was not sent (look at it without input to see how it ended)", id)
+		case err != nil:
+			notes = append(notes, "[input: "+err.Error()+"]")
+		}
+	}
+	switch {
+	case stop:
+		if err := j.Stop(""); err != nil && !errors.Is(err, jobs.ErrEnded) {
+			return outcome.Failure("job %s: %s", id, err)
+		}
+	case sig != 0:
+		if err := j.Signal(sig); errors.Is(err, jobs.ErrEnded) {
+			return outcome.Failure("job %s has ended: the signal was not sent", id)
+		} else if err != nil {
+			return outcome.Failure("job %s: %s", id, err)
+		}
+	}
+
+	v, err := jobs.Look(ctx, j, jobs.LookOptions{Wait: time.Duration(wait) * time.Second, Until: until, MaxOutput: maxOutput, Raw: a.Host.Raw})
+	if err != nil {
+		return outcome.Failure("job %s: %s", id, err)
+	}
+	d.Running, d.Waiting, d.OutputBytes, d.Log = v.Running, v.Waiting, v.NewBytes, v.Log
+	d.ExitCode, d.Signal, d.SignalName = v.Ending.Code, v.Ending.Signal, v.Ending.SignalName
+	d.TimedOut, d.Stopped = j.Status.Stopped == jobs.StopTimeout, j.Status.Stopped
+	if v.Cut != nil {
+		d.Cut = &CutDetails{KeptBytes: int64(len(v.Cut.Head) + len(v.Cut.Tail)), DroppedBytes: v.Cut.MidBytes}
+	}
+	text := v.Text
+	if until != nil {
+		matched := v.Matched
+		d.Matched = &matched
+		if !matched && v.Running {
+			notes = append(notes, fmt.Sprintf("[until %q did not match in %d s]", *a.Until, wait))
+		}
+	}
+	if len(notes) > 0 {
+		// Before the last line, after the output.
+		last := strings.LastIndex(strings.TrimSuffix(text, "\n"), "\n") + 1
+		text = text[:last] + strings.Join(notes, "\n") + "\n" + text[last:]
+	}
+	return outcome.Success(text, d)
+}
+
+// list shows the jobs, oldest first.
+func list() outcome.Outcome {
+	all, err := jobs.List()
+	if err != nil {
+		return outcome.Failure("%s", err)
+	}
+	d := Details{Jobs: []Listed{}}
+	var b strings.Builder
+	for _, j := range all {
+		b.WriteString(j.Summary())
+		b.WriteByte('\n')
+		l := Listed{ID: j.ID, Command: j.Spec.Command, AgeSecs: int64(time.Since(j.Spec.Started).Seconds()), Running: j.Running()}
+		d.Jobs = append(d.Jobs, l)
+	}
+	running := 0
+	for _, l := range d.Jobs {
+		if l.Running {
+			running++
+		}
+	}
+	fmt.Fprintf(&b, "[%d jobs, %d running]\n", len(all), running)
+	return outcome.Success(b.String(), d)
+}
+
+// stopAll stops every job that runs.
+func stopAll() outcome.Outcome {
+	all, err := jobs.List()
+	if err != nil {
+		return outcome.Failure("%s", err)
+	}
+	d := Details{StoppedJobs: []string{}}
+	var failed []string
+	for _, j := range all {
+		if !j.Running() {
+			continue
+		}
+		if err := j.Stop("toolkit job --stop-all"); err != nil && !errors.Is(err, jobs.ErrEnded) {
+			failed = append(failed, j.ID+": "+err.Error())
+			continue
+		}
+		d.StoppedJobs = append(d.StoppedJobs, j.ID)
+	}
+	if len(failed) > 0 {
+		return outcome.Failure("%s", strings.Join(failed, "; "))
+	}
+	text := fmt.Sprintf("[stopped %d jobs]\n", len(d.StoppedJobs))
+	if len(d.StoppedJobs) > 0 {
+		text = fmt.Sprintf("[stopped %d jobs: %s]\n", len(d.StoppedJobs), strings.Join(d.StoppedJobs, ", "))
+	}
+	return outcome.Success(text, d)
+}
+
+// Description tells a model when to use job and what it returns.
+const Description = `Follow, feed and stop a command that runs on after its shell call: one started with yield_secs or background (servers, watchers, long builds, REPLs), or what a command left running in the background. shell names it: [still running as job 3f2a].
+
+Each call shows the job's output since the last call (cleaned and cut as shell's), then [still running as job ID], or the shell's last line ([exit N], …) once it has ended. [waiting for input] means a process of the job is blocked reading its input.
+
+- input writes text to its stdin (end lines with \n); close_stdin ends it. On a terminal (tty) control characters pass: \u0003 is ^C.
+- wait_secs waits for the job to end, for until (a regular expression) to match its new output, or for it to wait for input.
+- signal "stop" ends the job and everything it started; INT, TERM, KILL and others go to its process group.
+- Without id: the list of jobs.
+
+A job's life is bounded by the timeout_secs its shell call gave (default 1 hour).`

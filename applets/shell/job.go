@@ -1,0 +1,220 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"toolkit/internal/cmdline"
+	"toolkit/internal/jobs"
+	"toolkit/internal/outcome"
+)
+
+// backgroundWait is how long a background start shows the command's first
+// output before it returns.
+const backgroundWait = 250 * time.Millisecond
+
+// runJob runs a command as a job: its keeper runs it, and this call looks
+// at it until it ends, or yields (yield_secs, background) and returns with
+// the command still running. A tty call that neither yields nor goes to the
+// background waits for the end, as any call does.
+func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
+	started := time.Now()
+	var notes []string
+	life := h.JobLifetime
+	wait := life
+	if a.YieldSecs == nil && !a.Background {
+		life = time.Duration(DefaultTimeoutSecs) * time.Second
+	}
+	if a.TimeoutSecs != nil {
+		secs := *a.TimeoutSecs
+		ceiling := h.JobLifetime
+		if a.YieldSecs == nil && !a.Background {
+			ceiling = MaxTimeoutSecs * time.Second
+		}
+		life = time.Duration(secs) * time.Second
+		if life > ceiling {
+			notes = append(notes, fmt.Sprintf("[timeout_secs %d is more than %d; used %d]", secs, int(ceiling.Seconds()), int(ceiling.Seconds())))
+			life = ceiling
+		}
+	}
+	switch {
+	case a.Background:
+		wait = backgroundWait
+	case a.YieldSecs != nil:
+		wait = time.Duration(*a.YieldSecs) * time.Second
+	default:
+		wait = life + h.Limits.Grace + 10*time.Second // to its end
+	}
+	maxOutput := h.MaxOutput
+	if a.MaxOutput != nil {
+		if n := *a.MaxOutput; n > h.MaxOutput {
+			notes = append(notes, fmt.Sprintf("[max_output %d is more than the host's %d; used %d]", n, h.MaxOutput, h.MaxOutput))
+		} else {
+			maxOutput = n
+		}
+	}
+
+	sess, err := openSession(&a, h)
+	if err != nil {
+		return outcome.Failure("%s", err)
+	}
+	dir, err := workDir(a.Cwd, h)
+	if err != nil {
+		return outcome.Failure("%s", err)
+	}
+	env := environ(a.Env)
+	if a.TTY {
+		env = withTerm(env, a.Env)
+	}
+	spec := jobs.Spec{Command: a.Command, Cwd: dir, TTY: a.TTY, Lifetime: jobs.Duration(life), Grace: jobs.Duration(h.Limits.Grace)}
+	if sess != nil {
+		spec.Command, spec.Session, spec.SessionFile = sess.script, sess.name, sess.file
+	}
+	j, err := jobs.Start(spec, env, nil)
+	if err != nil {
+		return outcome.Failure("cannot start the job: %s", err)
+	}
+	spec = j.Spec
+	if a.Stdin != nil {
+		if _, err := j.Send(*a.Stdin, true, 2*time.Second); err != nil && !errors.Is(err, jobs.ErrEnded) {
+			notes = append(notes, "[stdin: "+err.Error()+"]")
+		}
+	}
+
+	if a.Background {
+		wait = max(0, backgroundWait-time.Since(started))
+	}
+	running := fmt.Sprintf("[still running as job %s; toolkit job %s to follow it]", j.ID, j.ID)
+	look := jobs.LookOptions{Wait: wait, MaxOutput: maxOutput, Raw: h.Raw, Running: running}
+	v, err := jobs.Look(ctx, j, look)
+	if err == nil && v.Running && ctx.Err() != nil {
+		// A signal to toolkit or a cancelled call, before the call could
+		// say which job the command runs as: it stops with the call.
+		_ = j.Stop(stopWhy(context.Cause(ctx)))
+		rest, lerr := jobs.Look(context.Background(), j, jobs.LookOptions{MaxOutput: maxOutput, Raw: h.Raw})
+		if lerr == nil {
+			rest.Text = v.Text[:len(v.Text)-len(running)-1] + rest.Text
+			v = rest
+		}
+		err = lerr
+	}
+	if err != nil {
+		return outcome.Failure("job %s: %s", j.ID, err)
+	}
+
+	d := Details{
+		DurationMS:  time.Since(started).Milliseconds(),
+		OutputBytes: v.NewBytes,
+		Background:  []int{},
+		Waiting:     v.Waiting,
+		ExitCode:    v.Ending.Code,
+		Signal:      v.Ending.Signal,
+		SignalName:  v.Ending.SignalName,
+		TimedOut:    j.Status.Stopped == jobs.StopTimeout,
+	}
+	d.OutputLines = v.Lines
+	if v.Cut != nil {
+		d.Cut = &CutDetails{KeptBytes: int64(len(v.Cut.Head) + len(v.Cut.Tail)), DroppedBytes: v.Cut.MidBytes, SpillPath: v.Log}
+	}
+	if v.Running {
+		d.Job = j.ID
+	}
+	text := v.Text
+	if sess != nil && !v.Running {
+		if note := sess.finish(dir, &d); note != "" {
+			text = strings.TrimSuffix(text, v.Ending.Line+"\n") + note + "\n" + v.Ending.Line + "\n"
+		}
+	}
+	if len(notes) > 0 {
+		text = strings.Join(notes, "\n") + "\n" + text
+	}
+	o := outcome.Success(text, d)
+	if h.ExitLikeCommand {
+		code := 1
+		switch {
+		case v.Running:
+			code = 0
+		case d.TimedOut:
+			code = 124
+		case v.Ending.Code != nil:
+			code = *v.Ending.Code
+		case v.Ending.Signal != nil:
+			code = 128 + *v.Ending.Signal
+		}
+		o.Status = &code
+	}
+	return o
+}
+
+// stopWhy words the cause of a call's end for the job it stops.
+func stopWhy(cause error) string {
+	var sig cmdline.SignalCause
+	switch {
+	case errors.As(cause, &sig):
+		return "toolkit received " + sig.Name
+	case errors.Is(cause, context.Canceled):
+		return "the call was cancelled"
+	case errors.Is(cause, errOutputClosed):
+		return "its output was closed"
+	}
+	return "the call ended"
+}
+
+// withTerm gives a command on a terminal a terminal's TERM, unless the
+// call set one.
+func withTerm(env []string, call map[string]string) []string {
+	if _, ok := call["TERM"]; ok {
+		return env
+	}
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "TERM=") {
+			env[i] = "TERM=xterm"
+		}
+	}
+	return env
+}
+
+// session is a call's shell session, while the call runs.
+type session struct {
+	name   string
+	file   string
+	script string // the command, wrapped to run in the session
+}
+
+// openSession readies a call's session, if it names one: the command
+// starts in the session's directory (unless the call names one) with its
+// variables.
+func openSession(a *Args, h Options) (*session, error) {
+	if a.Session == nil {
+		return nil, nil
+	}
+	name := *a.Session
+	file, err := jobs.SessionFile(name)
+	if err != nil {
+		return nil, err
+	}
+	s, err := jobs.LoadSession(file)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	if a.Cwd == "" && s.Cwd != "" {
+		if fi, err := h.Root.Stat(s.Cwd); err == nil && fi.IsDir() {
+			a.Cwd = s.Cwd
+		}
+	}
+	return &session{name: name, file: file, script: jobs.SessionScript(a.Command, s, a.Env, file)}, nil
+}
+
+// finish takes in what the session's shell saved, and returns the line
+// that says where the session now is, if the call moved it.
+func (s *session) finish(dir string, d *Details) string {
+	now, err := jobs.FinishSession(s.file)
+	if err != nil || now.Cwd == "" || now.Cwd == dir {
+		return ""
+	}
+	d.Cwd = now.Cwd
+	return "[cwd is now " + now.Cwd + "]"
+}

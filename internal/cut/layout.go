@@ -1,0 +1,88 @@
+package cut
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Layout writes a cut text to b: the head, a line saying what the middle
+// held and the failure lines from it, the tail, and the line that sums it
+// up, which ends with where, where the whole text may be found.
+func (r Result) Layout(b *strings.Builder, where string) {
+	b.Grow(len(r.Head) + len(r.Tail) + 16384)
+	b.Write(r.Head)
+	if len(r.Head) > 0 && r.Head[len(r.Head)-1] != '\n' {
+		b.WriteString(" …\n")
+	}
+	fmt.Fprintf(b, "[… %s cut (%d bytes)", middle(r), r.MidBytes)
+	if n := len(r.Failures); n > 0 {
+		if n == 1 {
+			b.WriteString("; 1 of them looks like a failure:]\n")
+		} else {
+			fmt.Fprintf(b, "; %d of them look like failures:]\n", n)
+		}
+		for _, f := range r.Failures {
+			fmt.Fprintf(b, "[line %d] %s", f.Line, f.Text)
+			if f.Cut {
+				b.WriteString(" …")
+			}
+			b.WriteByte('\n')
+		}
+	} else {
+		b.WriteString(" …]\n")
+	}
+	if r.TailPartial && len(r.Tail) > 0 {
+		b.WriteString("… ")
+	}
+	b.Write(r.Tail)
+	if len(r.Tail) > 0 && r.Tail[len(r.Tail)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	shown := fmt.Sprintf("lines 1-%d", r.HeadLines)
+	if len(r.Tail) > 0 {
+		shown += fmt.Sprintf(" and %d-%d", r.TailFirst, r.TotalLines)
+	}
+	fmt.Fprintf(b, "[output cut: showed %s of %d (%s); %s]", shown, r.TotalLines, Size(r.TotalBytes), where)
+}
+
+// middle names the lines of the cut middle, saying which are cut through.
+func middle(r Result) string {
+	if r.MidFirst == r.MidLast {
+		if r.HeadPartial || r.TailPartial {
+			return fmt.Sprintf("part of line %d", r.MidFirst)
+		}
+		return fmt.Sprintf("line %d", r.MidFirst)
+	}
+	s := fmt.Sprintf("lines %d-%d", r.MidFirst, r.MidLast)
+	switch {
+	case r.HeadPartial && r.TailPartial:
+		s += fmt.Sprintf(" (%d and %d only in part)", r.MidFirst, r.MidLast)
+	case r.HeadPartial:
+		s += fmt.Sprintf(" (%d only in part)", r.MidFirst)
+	case r.TailPartial:
+		s += fmt.Sprintf(" (%d only in part)", r.MidLast)
+	}
+	return s
+}
+
+// Size formats n bytes for a person: "812 bytes", "12.3 KiB", "12.3 MiB".
+func Size(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+// Seconds formats d as "30 s", or "0.25 s" below a second or between whole ones.
+func Seconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%d s", d/time.Second)
+	}
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".") + " s"
+}

@@ -1,0 +1,325 @@
+package jobs
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"toolkit/internal/proc"
+)
+
+// KeeperName is the hidden command a keeper runs as: toolkit job-keeper DIR.
+// It finds what to run in DIR/job.json; fd 3 is where it says it started
+// ("ok", or why not), and fd 4, for an adopted job, is the output pipe.
+const KeeperName = "job-keeper"
+
+// The terminal a job with tty gets: wide enough that little wraps.
+var termSize = &pty.Winsize{Rows: 40, Cols: 160}
+
+// keeper is the state of one keeper process.
+type keeper struct {
+	dir    string
+	spec   Spec
+	status Status
+	log    *os.File
+	logged int64 // bytes in the log
+	maxLog int64 // MaxLog, but in tests
+
+	// What copyOutput counts, read by the loop for the status.
+	total   atomic.Int64 // bytes the job wrote
+	logFull atomic.Bool
+
+	out   *os.File // the output pipe, or the terminal's master
+	input *os.File // the command's stdin pipe, or the master; nil for an adopted job
+	tree  *proc.Tree
+	cmd   *exec.Cmd
+}
+
+// Message is what a look sends a keeper through its FIFO, one JSON line
+// each: input for the command, and the end of it.
+type Message struct {
+	Input      *string `json:"input,omitempty"`
+	CloseStdin bool    `json:"close_stdin,omitempty"`
+}
+
+// StopSignal asks a keeper to stop its job, as a timeout does.
+const StopSignal = syscall.SIGUSR1
+
+// RunKeeper is the keeper: it starts the job (or takes over an adopted
+// one's output), and looks after it until it has ended. It returns the
+// keeper's exit status.
+func RunKeeper(dir string) int {
+	ready := os.NewFile(3, "ready")
+	k := &keeper{dir: dir, maxLog: MaxLog}
+	if err := k.start(); err != nil {
+		fmt.Fprintf(ready, "%s", err)
+		ready.Close()
+		k.status.State, k.status.Error, k.status.Ended = Ended, err.Error(), time.Now()
+		_ = writeJSON(filepath.Join(dir, "status.json"), k.status)
+		return 1
+	}
+	_, _ = io.WriteString(ready, "ok")
+	ready.Close()
+	k.run()
+	return 0
+}
+
+// start reads the spec, opens the log and the FIFO, and starts the command.
+func (k *keeper) start() error {
+	if err := readJSON(filepath.Join(k.dir, "job.json"), &k.spec); err != nil {
+		return fmt.Errorf("the job's record: %w", err)
+	}
+	if err := proc.BecomeSubreaper(); err != nil {
+		return fmt.Errorf("cannot become a subreaper: %w", err)
+	}
+	self, _ := proc.Lookup(os.Getpid())
+	k.status = Status{State: Running, Keeper: os.Getpid(), KeeperStart: self.Start}
+	var err error
+	if k.log, err = os.OpenFile(filepath.Join(k.dir, "log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err != nil {
+		return err
+	}
+	if k.spec.Adopted {
+		k.out = os.NewFile(4, "output")
+		k.status.Pipe, _ = proc.PipeID(k.out)
+	} else if err := k.startCommand(); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(k.dir, "status.json"), k.status)
+}
+
+// startCommand starts the command in a session of its own, on a pipe or a
+// terminal. Its environment is the keeper's own: the one the job was
+// started with.
+func (k *keeper) startCommand() error {
+	cmd, script, err := proc.ShellCommand(k.spec.Command)
+	if err != nil {
+		return err
+	}
+	defer script.Close()
+	cmd.Dir = k.spec.Cwd
+	if k.spec.TTY {
+		master, tty, err := pty.Open()
+		if err != nil {
+			return fmt.Errorf("cannot open a terminal: %w", err)
+		}
+		defer tty.Close()
+		_ = pty.Setsize(master, termSize)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		if err := proc.Start(cmd); err != nil {
+			master.Close()
+			return fmt.Errorf("cannot start /bin/sh: %w", err)
+		}
+		k.out, k.input, k.status.Input = master, master, tty.Name()
+	} else {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		sr, sw, err := os.Pipe()
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			return err
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = sr, pw, pw
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		err = proc.Start(cmd)
+		pw.Close() // or EOF never comes
+		sr.Close()
+		if err != nil {
+			pr.Close()
+			sw.Close()
+			return fmt.Errorf("cannot start /bin/sh: %w", err)
+		}
+		k.out, k.input = pr, sw
+		k.status.Input, _ = proc.PipeID(sw)
+		k.status.Pipe, _ = proc.PipeID(pr)
+	}
+	k.status.Leader = cmd.Process.Pid
+	k.tree = &proc.Tree{Leader: cmd.Process.Pid}
+	k.cmd = cmd
+	return nil
+}
+
+// run looks after the job until it has ended: its output to the log,
+// messages from the FIFO, its end, its lifetime, and signals to the keeper.
+func (k *keeper) run() {
+	outDone := make(chan struct{})
+	go k.copyOutput(outDone)
+
+	exited := make(chan syscall.WaitStatus, 1)
+	if k.cmd != nil {
+		go func() {
+			_ = k.cmd.Wait()
+			proc.Done(k.cmd)
+			k.tree.LeaderReaped()
+			ws, _ := k.cmd.ProcessState.Sys().(syscall.WaitStatus)
+			exited <- ws
+		}()
+	}
+
+	if k.input != nil {
+		// Opened for writing too, the FIFO never reads as ended when a look
+		// that wrote to it closes it. A command that does not read its
+		// input holds up only the writer, and the looks that write.
+		if fifo, err := os.OpenFile(filepath.Join(k.dir, "in"), os.O_RDWR, 0); err == nil {
+			defer fifo.Close()
+			msgs := make(chan Message)
+			go readMessages(fifo, msgs)
+			go k.writeInput(msgs)
+		}
+	}
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, StopSignal, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	lifetime := time.NewTimer(time.Until(k.spec.Started.Add(time.Duration(k.spec.Lifetime))))
+	defer lifetime.Stop()
+
+	stopped := make(chan proc.StopResult, 1)
+	stopping := false
+	stop := func(why string) {
+		if stopping {
+			return
+		}
+		stopping = true
+		k.status.Stopped = why
+		go func() { stopped <- k.stopAll() }()
+	}
+	gotStopped := false
+	leaderDone := k.cmd == nil
+	outputDone := false
+	for !(leaderDone && outputDone) {
+		select {
+		case ws := <-exited:
+			leaderDone = true
+			w := uint32(ws)
+			k.status.Wait, k.status.Exited = &w, time.Now()
+			if k.spec.SessionFile != "" {
+				_, _ = FinishSession(k.spec.SessionFile)
+			}
+			k.writeStatus()
+		case <-outDone:
+			outputDone, outDone = true, nil
+		case <-lifetime.C:
+			stop(StopTimeout)
+		case s := <-sigs:
+			if s == StopSignal {
+				why := StopAsked
+				if b, err := os.ReadFile(filepath.Join(k.dir, "stop")); err == nil && len(b) > 0 {
+					why = string(b)
+				}
+				stop(why)
+			} else {
+				stop("its keeper received " + unix.SignalName(s.(syscall.Signal)))
+			}
+		case res := <-stopped:
+			gotStopped = true
+			k.status.Killed, k.status.Left = res.Killed, res.Left
+			if !outputDone {
+				// Nothing of the job is left to write: what it wrote is
+				// read to the end, or for a moment where something outside
+				// it holds the pipe.
+				_ = k.out.SetReadDeadline(time.Now().Add(time.Second))
+			}
+		}
+	}
+	if stopping && !gotStopped {
+		res := <-stopped
+		k.status.Killed, k.status.Left = res.Killed, res.Left
+	}
+	k.out.Close()
+	k.log.Close()
+	os.Remove(filepath.Join(k.dir, "in"))
+	k.status.State, k.status.Ended, k.status.OutputBytes = Ended, time.Now(), k.total.Load()
+	k.writeStatus()
+}
+
+// stopAll stops the job: its whole tree, or for an adopted job, every
+// process that still holds its output.
+func (k *keeper) stopAll() proc.StopResult {
+	grace := time.Duration(k.spec.Grace)
+	if k.tree != nil {
+		return k.tree.Stop(grace)
+	}
+	return proc.StopFound(func() []int { return proc.HoldersOf(proc.Others(), k.status.Pipe) }, grace)
+}
+
+// copyOutput appends the job's output to the log, up to MaxLog, and reads
+// on past it so that the job never blocks on a full pipe.
+func (k *keeper) copyOutput(done chan<- struct{}) {
+	defer close(done)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := k.out.Read(buf)
+		if n > 0 {
+			k.total.Add(int64(n))
+			if k.logged < k.maxLog {
+				m := min(int64(n), k.maxLog-k.logged)
+				w, _ := k.log.Write(buf[:m])
+				k.logged += int64(w)
+				if k.logged >= k.maxLog {
+					_, _ = fmt.Fprintf(k.log, "\n[toolkit: the output went on; this log keeps its first %d bytes]\n", k.maxLog)
+					k.logFull.Store(true)
+				}
+			}
+		}
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			// EOF, or EIO from a terminal whose every user has gone.
+			return
+		}
+	}
+}
+
+// writeInput passes the looks' input to the command, in the order it came,
+// and ends it when asked.
+func (k *keeper) writeInput(msgs <-chan Message) {
+	for m := range msgs {
+		if m.Input != nil && k.input != nil {
+			_, _ = io.WriteString(k.input, *m.Input)
+		}
+		if m.CloseStdin && k.input != nil {
+			if k.spec.TTY {
+				// A terminal's end of input is its EOF character.
+				_, _ = k.input.Write([]byte{4})
+			} else {
+				k.input.Close()
+				k.input = nil
+			}
+		}
+	}
+}
+
+func (k *keeper) writeStatus() {
+	k.status.LogFull = k.logFull.Load()
+	_ = writeJSON(filepath.Join(k.dir, "status.json"), k.status)
+}
+
+// readMessages reads JSON lines from the FIFO.
+func readMessages(f io.Reader, out chan<- Message) {
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			var m Message
+			if json.Unmarshal(line, &m) == nil {
+				out <- m
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,276 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"toolkit/internal/clean"
+	"toolkit/internal/cut"
+	"toolkit/internal/proc"
+)
+
+// LookOptions say how to look at a job.
+type LookOptions struct {
+	// Wait is how long to wait for the job to end, for Until to match its
+	// new output, or for it to wait for input.
+	Wait  time.Duration
+	Until *regexp.Regexp
+	// MaxOutput cuts the new text as shell cuts a command's; Raw keeps
+	// escapes and carriage returns.
+	MaxOutput int
+	Raw       bool
+	// Running is the last line while the job runs; default
+	// "[still running as job ID]".
+	Running string
+}
+
+// View is what a look saw.
+type View struct {
+	Text     string
+	Running  bool
+	Waiting  bool        // blocked reading its input
+	Matched  bool        // Until matched the new output
+	Ending   proc.Ending // how the command ended, once it has
+	NewBytes int64       // bytes of the log shown
+	Lines    int64       // lines of text they made
+	Cut      *cut.Result // set when the new text was cut
+	Log      string
+}
+
+// pollEvery is how often a look that waits looks again.
+const pollEvery = 20 * time.Millisecond
+
+// quietBeforeWaiting is how long the output must have been quiet before
+// a job blocked reading its input counts as waiting for it: the input just
+// sent may not have been read yet, nor its answer written.
+const quietBeforeWaiting = 150 * time.Millisecond
+
+// Look shows the job's output since the last look, cleaned and cut as
+// shell's, then how it ended or that it still runs. Looks at one job take
+// turns, so no two show the same output.
+func Look(ctx context.Context, j *Job, o LookOptions) (View, error) {
+	lock, err := os.OpenFile(filepath.Join(j.Dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return View{}, err
+	}
+	defer lock.Close()
+	if err := lockFile(lock, o.Wait+5*time.Second); err != nil {
+		return View{}, err
+	}
+	var seen Seen
+	_ = readJSON(filepath.Join(j.Dir, "look.json"), &seen)
+	v := View{Log: j.Log()}
+	v.Matched, v.Waiting = j.wait(ctx, seen.Offset, o)
+
+	size := logSize(j)
+	text, res, err := render(j, seen.Offset, size, o)
+	if err != nil {
+		return View{}, err
+	}
+	v.NewBytes, v.Lines = size-seen.Offset, res.TotalLines
+	if res.Cut {
+		v.Cut = &res
+	}
+	v.Running = j.Running()
+	if v.Running && !v.Waiting {
+		v.Waiting = j.WaitingForInput()
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		b.WriteByte('\n')
+	}
+	v.Ending = proc.NoStatus
+	if j.Status.Wait != nil {
+		v.Ending = proc.EndingOf(syscall.WaitStatus(*j.Status.Wait))
+	}
+	if v.Running {
+		if j.Status.Wait != nil {
+			fmt.Fprintf(&b, "[its command ended (%s); processes it started still run]\n", strings.Trim(v.Ending.Line, "[]"))
+		}
+		if v.Waiting {
+			b.WriteString("[waiting for input]\n")
+		}
+		last := o.Running
+		if last == "" {
+			last = "[still running as job " + j.ID + "]"
+		}
+		b.WriteString(last + "\n")
+	} else {
+		for _, n := range j.endNotes() {
+			b.WriteString(n + "\n")
+		}
+		b.WriteString(v.Ending.Line + "\n")
+		seen.EndShown = time.Now()
+	}
+	seen.Offset = size
+	if err := writeJSON(filepath.Join(j.Dir, "look.json"), seen); err != nil {
+		return View{}, err
+	}
+	v.Text = b.String()
+	return v, nil
+}
+
+// wait waits as o says, and reports whether Until matched and whether the
+// job is waiting for input.
+func (j *Job) wait(ctx context.Context, from int64, o LookOptions) (matched, waiting bool) {
+	if o.Wait <= 0 {
+		return false, false
+	}
+	deadline := time.Now().Add(o.Wait)
+	m := matcher{re: o.Until, at: from, raw: o.Raw}
+	lastSize, lastGrowth := from, time.Now()
+	for {
+		if err := j.Refresh(); err != nil || !j.Running() {
+			return m.match(j), false
+		}
+		size := logSize(j)
+		if size != lastSize {
+			lastSize, lastGrowth = size, time.Now()
+		}
+		if m.match(j) {
+			return true, false
+		}
+		if time.Since(lastGrowth) >= quietBeforeWaiting && j.WaitingForInput() {
+			return false, true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false, false
+		}
+		select {
+		case <-ctx.Done():
+			return false, false
+		case <-time.After(min(pollEvery, left)):
+		}
+	}
+}
+
+// logSize is how much of the job's output its log holds.
+func logSize(j *Job) int64 {
+	fi, err := os.Stat(j.Log())
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// maxMatchText bounds the cleaned text a look keeps to match Until against:
+// the newest of it.
+const maxMatchText = 1 << 20
+
+// matcher matches Until against the job's new output as it comes.
+type matcher struct {
+	re   *regexp.Regexp
+	at   int64 // the log's bytes cleaned so far
+	raw  bool
+	text []byte
+	cl   *clean.Cleaner
+	buf  bytes.Buffer
+}
+
+func (m *matcher) match(j *Job) bool {
+	if m.re == nil {
+		return false
+	}
+	if m.cl == nil {
+		m.cl = clean.New(&m.buf, m.raw)
+	}
+	size := logSize(j)
+	if size <= m.at {
+		return false
+	}
+	f, err := os.Open(j.Log())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	n, _ := io.Copy(m.cl, io.NewSectionReader(f, m.at, size-m.at))
+	m.at += n
+	m.text = append(m.text, m.buf.Bytes()...)
+	m.text = append(m.text, m.cl.Pending()...) // a prompt has no line end
+	m.buf.Reset()
+	matched := m.re.Match(m.text)
+	m.text = m.text[:len(m.text)-len(m.cl.Pending())]
+	if len(m.text) > maxMatchText {
+		cutAt := len(m.text) - maxMatchText
+		if i := bytes.IndexByte(m.text[cutAt:], '\n'); i >= 0 {
+			cutAt += i + 1
+		}
+		m.text = append(m.text[:0], m.text[cutAt:]...)
+	}
+	return matched
+}
+
+// render cleans and cuts the log's bytes from..to, as shell does a
+// command's output.
+func render(j *Job, from, to int64, o LookOptions) (string, cut.Result, error) {
+	if to <= from {
+		return "", cut.Result{}, nil
+	}
+	f, err := os.Open(j.Log())
+	if err != nil {
+		return "", cut.Result{}, err
+	}
+	defer f.Close()
+	c := cut.New(o.MaxOutput)
+	cl := clean.New(c, o.Raw)
+	if _, err := io.Copy(cl, io.NewSectionReader(f, from, to-from)); err != nil {
+		return "", cut.Result{}, err
+	}
+	_ = cl.Flush()
+	r := c.Result()
+	if !r.Cut {
+		return string(r.Head), r, nil
+	}
+	var b strings.Builder
+	where := "the job's whole output is in " + j.Log()
+	if j.Status.LogFull {
+		where = fmt.Sprintf("the first %s of the job's output is in %s", cut.Size(MaxLog), j.Log())
+	}
+	r.Layout(&b, where)
+	return b.String(), r, nil
+}
+
+// endNotes are the lines that say how a job that ended was stopped, if it
+// was, and what its log could not keep.
+func (j *Job) endNotes() []string {
+	var notes []string
+	st := j.Status
+	if st.Stopped != "" {
+		var what string
+		switch st.Stopped {
+		case StopTimeout:
+			what = "timed out after " + cut.Seconds(time.Duration(j.Spec.Lifetime))
+		case StopAsked:
+			what = "stopped as asked"
+		case StopKeeperDied:
+			what = "its keeper died, so toolkit stopped what was left of it"
+		default:
+			what = "stopped: " + st.Stopped
+		}
+		how := "terminated"
+		if st.Killed {
+			how = "killed after " + cut.Seconds(time.Duration(j.Spec.Grace)) + " without an answer to SIGTERM"
+		}
+		if st.Left > 0 {
+			how += fmt.Sprintf("; %d processes did not die", st.Left)
+		}
+		notes = append(notes, "["+what+"; "+how+"]")
+	}
+	if st.LogFull {
+		notes = append(notes, fmt.Sprintf("[the job wrote %s; its log kept the first %s]", cut.Size(st.OutputBytes), cut.Size(MaxLog)))
+	}
+	if st.Error != "" {
+		notes = append(notes, "[the job could not start: "+st.Error+"]")
+	}
+	return notes
+}
