@@ -77,7 +77,7 @@ func TestBadInput(t *testing.T) {
 		{"empty applet name", []string{""}, ``, ""},
 		{"unknown top flag", []string{"--frobnicate"}, ``, ""},
 		{"schema unknown format", []string{"schema", "--format", "yaml"}, ``, ""},
-		{"schema unknown tool", []string{"schema", "grep"}, ``, ""},
+		{"schema unknown tool", []string{"schema", "grp"}, ``, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -159,6 +159,30 @@ func TestMinimalImage(t *testing.T) {
 		t.Fatalf("apply_patch: exit %d: %q", code, out)
 	}
 
+	// grep and glob, with no grep or find of the image's.
+	out, code = inImage(t, rootfs, "", "/bin/toolkit-grep", "patched", "/work")
+	if code != 0 || !strings.HasPrefix(out, "/work/notes.txt:2:patched\n[1 match in 1 file]") {
+		t.Fatalf("grep: exit %d: %q", code, out)
+	}
+	out, code = inImage(t, rootfs, "", "/bin/toolkit-glob", "*.txt", "/work")
+	if code != 0 || !strings.HasPrefix(out, "/work/notes.txt\n[1 match]") {
+		t.Fatalf("glob: exit %d: %q", code, out)
+	}
+
+	// A job: started in the background, followed, answered, ended.
+	out, code = inImage(t, rootfs, "", "/bin/toolkit-shell", "--json", "--yield", "30", `read line; echo "got $line"`)
+	var started struct {
+		Job     string `json:"job"`
+		Waiting bool   `json:"waiting_for_input"`
+	}
+	if err := json.Unmarshal([]byte(out), &started); code != 0 || err != nil || started.Job == "" || !started.Waiting {
+		t.Fatalf("a job: exit %d: %v %q", code, err, out)
+	}
+	out, code = inImage(t, rootfs, `{"id":"`+started.Job+`","input":"hi\n","wait_secs":30}`, "/bin/toolkit-job")
+	if code != 0 || out != "got hi\n[exit 0]\n" {
+		t.Fatalf("the job's answer: exit %d: %q", code, out)
+	}
+
 	// toolkit mcp: initialize, and a call.
 	session := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
 	out, code = inImage(t, rootfs, session, "/bin/toolkit", "mcp")

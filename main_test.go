@@ -37,6 +37,8 @@ func TestMain(m *testing.M) {
 		"toolkit-edit":  main,
 		"toolkit-patch": main,
 		"toolkit-job":   main,
+		"toolkit-grep":  main,
+		"toolkit-glob":  main,
 		"apply_patch":   main,
 		"test-server":   testServer,
 		"test-client":   testClient,

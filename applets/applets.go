@@ -13,6 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"toolkit/applets/edit"
+	"toolkit/applets/glob"
+	"toolkit/applets/grep"
 	"toolkit/applets/job"
 	"toolkit/applets/patch"
 	"toolkit/applets/read"
@@ -84,6 +86,8 @@ func withFlagsAfterArgs(t Tool) Tool {
 func All() []Tool {
 	return []Tool{
 		withFlagsAfterArgs(tool(edit.Applet, edit.Details{}, edit.Description, Hints{Destructive: true}, false)),
+		withFlagsAfterArgs(tool(glob.Applet, glob.Details{}, glob.Description, Hints{ReadOnly: true, Idempotent: true}, false)),
+		withFlagsAfterArgs(tool(grep.Applet, grep.Details{}, grep.Description, Hints{ReadOnly: true, Idempotent: true}, false)),
 		withFlagsAfterArgs(tool(job.Applet, job.Details{}, job.Description, Hints{Destructive: true, OpenWorld: true}, false)),
 		withAliases(tool(patch.Applet, patch.Details{}, patch.Description, Hints{Destructive: true}, false), "apply_patch"),
 		withModelFlags(tool(read.Applet, read.Details{}, read.Description, Hints{ReadOnly: true, Idempotent: true}, false), read.HostFlags(read.MCPMaxText)),

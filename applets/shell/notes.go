@@ -14,14 +14,14 @@ import (
 
 // background is what happened to processes that outlived the command.
 type background struct {
-	count    int   // how many held the output
-	unknown  bool  // some did, but /proc could not say which
-	left     []int // the ones left running
-	log      string
-	job      string // the job they went on as
-	stopped  bool
-	killed   bool
-	drainErr string
+	count   int   // how many held the output
+	unknown bool  // some did, but /proc could not say which
+	left    []int // the ones left running
+	log     string
+	job     string // the job they went on as
+	stopped bool
+	killed  bool
+	jobErr  string
 }
 
 func (b background) note() string {
@@ -33,8 +33,8 @@ func (b background) note() string {
 		who, it, they, writes = "1 background process", "it", "it goes on", "it writes"
 	}
 	switch {
-	case b.drainErr != "":
-		return fmt.Sprintf("[%s still held the output; no job could keep %s (%s), so toolkit stopped %s]", who, it, b.drainErr, it)
+	case b.jobErr != "":
+		return fmt.Sprintf("[%s still held the output; no job could keep %s (%s), so toolkit stopped %s]", who, it, b.jobErr, it)
 	case b.stopped && b.killed:
 		return fmt.Sprintf("[%s still held the output; stopped %s (killed after no answer to SIGTERM)]", who, it)
 	case b.stopped:

@@ -308,7 +308,7 @@ func (r *run) loop(parent context.Context) {
 }
 
 // background deals with processes that still hold the output after the
-// command ended: it hands the pipe to a drain and reports true (the call is
+// command ended: it hands the pipe to a job's keeper and reports true (the call is
 // over), or it starts stopping them and reports false (read on to the end).
 func (r *run) background(rd **reader, beginStop func(func() proc.StopResult)) bool {
 	holders := proc.HoldersOf(r.tree.Members(), r.pipeID)
@@ -328,7 +328,7 @@ func (r *run) background(rd **reader, beginStop func(func() proc.StopResult)) bo
 	spec := jobs.Spec{Command: r.command, Adopted: true, Pids: holders, Lifetime: jobs.Duration(r.h.JobLifetime), Grace: jobs.Duration(r.h.Limits.Grace)}
 	j, err := jobs.Start(spec, os.Environ(), r.job.out)
 	if err != nil {
-		r.bg.drainErr = err.Error()
+		r.bg.jobErr = err.Error()
 		r.bg.stopped = true
 		*rd = startReader(r.job.out, r.out)
 		beginStop(stopHolders)

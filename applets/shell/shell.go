@@ -24,8 +24,13 @@
 // SIGKILL. When the command ends but processes it started still hold the
 // output, toolkit waits until the output has been quiet for 250 ms (2 s at
 // most), then leaves them running, their further output going to a log named
-// in the text (or, with --kill-background, stops them). Processes that sent
-// their output elsewhere are never waited for.
+// in the text, as a job (or, with --kill-background, stops them). Processes
+// that sent their output elsewhere are never waited for.
+//
+// With yield_secs or background, a command still running then goes on as
+// a job (internal/jobs), which the job applet follows; tty runs it on a
+// pseudo-terminal, through a job's keeper too. session carries the
+// directory and exported variables from one call to the next.
 //
 // toolkit exits 0 whenever the command ran; with --status it exits as the
 // command did (its code, 128+N for signal N, 124 on a timeout or idle stop).
@@ -69,7 +74,7 @@ type Options struct {
 	// Raw keeps escape sequences and carriage returns.
 	Raw bool
 	// KillBackground stops processes that still hold the output after the
-	// command ended, instead of leaving them to a drain.
+	// command ended, instead of leaving them running as a job.
 	KillBackground bool
 	// ExitLikeCommand makes toolkit's exit status the command's (--status).
 	ExitLikeCommand bool
@@ -274,6 +279,8 @@ const Description = `Run a command in the sandbox with /bin/sh -c, and get its o
 
 Returns stdout and stderr together, in the order they were written, cleaned of terminal colours and progress-bar redraws, then one bracketed line per thing that happened, and a last line that is exactly one of [exit N], [killed by signal N (NAME)] or [ended without a status]. A command that fails is a normal result, not an error of this tool: read the last line.
 
-Limits: output over 1 MiB is cut; you get its start, its end, the lines in between that look like failures (error, fail, fatal, panic, exception, traceback) with their line numbers, and a line naming a file that holds the whole output (read it with the read tool). timeout_secs is 120 by default, at most 600; without timeout_secs, a command silent for 60 s is also stopped. A stop ends every process the command started. Processes left in the background that keep the output open (server &) go on running, and their further output goes to a log named in the text.
+Limits: output over 1 MiB is cut; you get its start, its end, the lines in between that look like failures (error, fail, fatal, panic, exception, traceback) with their line numbers, and a line naming a file that holds the whole output (read it with the read tool). timeout_secs is 120 by default, at most 600; without timeout_secs, a command silent for 60 s is also stopped. A stop ends every process the command started. Processes left in the background that keep the output open (server &) go on running as a job.
 
-Each call is a fresh shell: cd and exported variables do not carry over (use cwd and env). stdin is empty unless given. Prefer the read and write tools for looking at and changing files.`
+For a server, a watcher or a long build, set background (returns at once) or yield_secs (returns after that long, or when it waits for input): the command keeps running as a job, [still running as job ID], and the job tool shows its new output, sends it input and stops it. Set tty for programs that need a terminal (REPLs, prompts).
+
+Each call is a fresh shell: cd and exported variables do not carry over (use cwd and env), unless you name a session: calls with the same session start where the last one ended, with its exported variables. stdin is empty unless given. Prefer the read, edit and write tools for looking at and changing files.`

@@ -89,22 +89,28 @@ func inputFlags(fields []Field) []cli.Flag {
 // fromFlags fills the struct st from the flags and arguments that stand for
 // its fields.
 func fromFlags(c *cli.Context, st reflect.Value, fields []Field) error {
+	args := c.Args().Slice()
+	var names []string // the arguments' names, for the message when too many
 	for _, f := range fields {
 		s, ok := specOf(f)
 		if !ok {
 			continue
 		}
 		if s.argument {
-			args := c.Args().Slice()
+			// The arguments fill the argument fields in order; a last one
+			// of the form NAME... takes all that are left, joined.
+			names = append(names, s.arg)
 			switch {
 			case s.many:
 				set(st, f, reflect.ValueOf(strings.Join(args, " ")))
-			case len(args) > 1:
-				return fmt.Errorf("one %s, not %d arguments", s.arg, len(args))
+				args = nil
 			case len(args) == 0 && !f.Required:
 				// An optional argument left out: the field is absent.
+			case len(args) == 0:
+				set(st, f, reflect.ValueOf(""))
 			default:
-				set(st, f, reflect.ValueOf(c.Args().First()))
+				set(st, f, reflect.ValueOf(args[0]))
+				args = args[1:]
 			}
 			continue
 		}
@@ -139,6 +145,13 @@ func fromFlags(c *cli.Context, st reflect.Value, fields []Field) error {
 			}
 			set(st, f, reflect.ValueOf(v))
 		}
+	}
+	// (An applet with no argument field reads its arguments itself.)
+	if len(args) > 0 && len(names) > 0 {
+		if len(names) == 1 {
+			return fmt.Errorf("one %s, not %d arguments", names[0], c.NArg())
+		}
+		return fmt.Errorf("at most %s, not %d arguments", strings.Join(names, " "), c.NArg())
 	}
 	return nil
 }

@@ -177,3 +177,10 @@ func (r *Root) Rename(from, to string) error {
 		func(or *os.Root, rel string) (struct{}, error) { return struct{}{}, or.Rename(relFrom, rel) })
 	return err
 }
+
+// OpenRoot opens the directory name as an os.Root of its own, inside r:
+// grep and glob walk the tree under it, and nothing they open through it
+// leaves it.
+func (r *Root) OpenRoot(name string) (*os.Root, error) {
+	return do(r, "open", name, os.OpenRoot, (*os.Root).OpenRoot)
+}

@@ -86,6 +86,9 @@ func LooksBinary(b []byte) bool {
 	if bytes.IndexByte(b, 0) >= 0 {
 		return true
 	}
+	if utf8.Valid(b) {
+		return false // most text: no need to count
+	}
 	invalid := 0
 	for i := 0; i < len(b); {
 		if b[i] < utf8.RuneSelf {

@@ -1,0 +1,611 @@
+// Package grep searches the files under a directory for a pattern, as git
+// sees the tree: what .gitignore and .ignore ignore, .git and hidden names
+// are left out unless asked for.
+//
+//	toolkit grep [flags] PATTERN [PATH]
+//	echo '{"pattern":"func main","path":"src","glob":"*.go"}' | toolkit grep
+//
+// The pattern is Go's RE2 syntax (linear time: no pattern can take
+// exponential time); one with no metacharacter, or with fixed, is a literal
+// and is found without the regular expression engine. Lines are shown as
+// path:LINE:text with read's numbering (context lines as path-LINE-text,
+// groups apart by --), a long line cut around its match, the matches sorted
+// by path then line; then a line that counts them and says how to go on:
+//
+//	[312 matches in 41 files; shown 1-200; next: offset 201]
+//
+// output "files" lists the files that match, "count" each one's count.
+// Binary files (read's rule), files over 10 MiB, FIFOs and devices are
+// skipped and counted; symbolic links are not followed. The files are
+// searched by one goroutine per core.
+package grep
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"toolkit/internal/cmdline"
+	"toolkit/internal/outcome"
+	"toolkit/internal/root"
+	"toolkit/internal/text"
+	"toolkit/internal/walk"
+)
+
+// Args is the input of one grep call.
+type Args struct {
+	Pattern    string  `json:"pattern" flag:"PATTERN" check:"required,nonempty,nonul" desc:"What to find: a regular expression in Go's RE2 syntax (\\b, \\w, [a-z], (a|b), (?i) …; no backreferences or lookaround), or a literal with fixed. Each line is matched on its own."`
+	Path       *string `json:"path,omitempty" flag:"PATH" check:"nonempty,nonul" desc:"The directory (or file) to search. Default: the working directory (the root with --root); ~ is the home directory."`
+	Glob       *string `json:"glob,omitempty" flag:"--glob PATTERN" usage:"search only files whose name matches PATTERN (with a /: whose path does)" check:"nonempty,nonul" desc:"Search only the files whose name matches this glob (*.go, *.{ts,tsx}); one with a / matches the path from path (src/**/*.go)."`
+	IgnoreCase bool    `json:"ignore_case,omitempty" flag:"--ignore-case" desc:"Match upper and lower case alike."`
+	Fixed      bool    `json:"fixed,omitempty" flag:"--fixed" desc:"Take pattern as a literal string, not a regular expression."`
+	Context    *int    `json:"context,omitempty" flag:"--context N" check:"min=0" desc:"Show this many lines before and after each match (at most 10)."`
+	Output     *string `json:"output,omitempty" flag:"--output MODE" usage:"lines (default), files or count" desc:"lines (default): the matching lines; files: the files that match; count: how many lines match in each file."`
+	Offset     *int    `json:"offset,omitempty" flag:"--offset N" check:"min=1" desc:"The first match (or file) to show, from 1, to go on after a page."`
+	Limit      *int    `json:"limit,omitempty" flag:"--limit N" check:"min=1" desc:"How many matches (or files) to show; default 200."`
+	Hidden     bool    `json:"hidden,omitempty" flag:"--hidden" desc:"Search hidden files and directories too (names starting with a dot)."`
+	NoIgnore   bool    `json:"no_ignore,omitempty" flag:"--no-ignore" desc:"Search what .gitignore, .ignore and .git/info/exclude ignore too, and .git."`
+
+	// Host holds the settings a host chooses, not the model.
+	Host Options `json:"-"`
+}
+
+// Options are the host's settings.
+type Options struct {
+	Root *root.Root // confines path
+}
+
+// The defaults and bounds.
+const (
+	DefaultLimit = 200
+	MaxContext   = 10
+	// MaxFile is the largest file searched: a larger one is skipped, and
+	// counted.
+	MaxFile = 10 << 20
+	// MaxLine is how much of a long line is shown, in bytes, around its
+	// match.
+	MaxLine = 400
+)
+
+// Details are the facts of a grep call for --json.
+type Details struct {
+	Matches    int64       `json:"matches"`
+	Files      int64       `json:"files"` // files with a match
+	Searched   int64       `json:"searched"`
+	Shown      int         `json:"shown"`
+	NextOffset *int64      `json:"next_offset"`
+	Skipped    SkipDetails `json:"skipped"`
+}
+
+// SkipDetails count what was not searched.
+type SkipDetails struct {
+	Binary     int64 `json:"binary"` // binary files that match, not shown
+	TooLarge   int64 `json:"too_large"`
+	Ignored    int64 `json:"ignored"`
+	Hidden     int64 `json:"hidden"`
+	Unreadable int64 `json:"unreadable"`
+}
+
+// Applet is grep's command line and in-process call.
+var Applet = cmdline.Applet[Args]{
+	Name:     "grep",
+	Usage:    "search the files under a directory for a pattern, as git sees the tree",
+	Synopsis: "toolkit grep [flags] PATTERN [PATH]",
+	Example:  `{"pattern":"func main","glob":"*.go"}`,
+	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
+		a.Host.Root = h.Root
+		return Run(ctx, *a)
+	},
+}
+
+// hit is a matching line and its context.
+type hit struct {
+	path   string
+	line   int64
+	text   string
+	before []ctxLine
+	after  []ctxLine
+}
+
+type ctxLine struct {
+	line int64
+	text string
+}
+
+// less orders hits by path, then line.
+func (h *hit) less(o *hit) bool {
+	if h.path != o.path {
+		return h.path < o.path
+	}
+	return h.line < o.line
+}
+
+// kept holds the first n hits in order, whatever order they come in: a
+// heap whose top is the last of them, so that a later one that comes
+// before it pushes it out.
+type kept struct {
+	n    int
+	hits []*hit
+}
+
+func (k *kept) Len() int           { return len(k.hits) }
+func (k *kept) Less(i, j int) bool { return k.hits[j].less(k.hits[i]) }
+func (k *kept) Swap(i, j int)      { k.hits[i], k.hits[j] = k.hits[j], k.hits[i] }
+func (k *kept) Push(x any)         { k.hits = append(k.hits, x.(*hit)) }
+func (k *kept) Pop() any {
+	h := k.hits[len(k.hits)-1]
+	k.hits = k.hits[:len(k.hits)-1]
+	return h
+}
+
+func (k *kept) add(h *hit) {
+	if len(k.hits) < k.n {
+		heap.Push(k, h)
+		return
+	}
+	if h.less(k.hits[0]) {
+		k.hits[0] = h
+		heap.Fix(k, 0)
+	}
+}
+
+// fileCount is a file's count of matching lines.
+type fileCount struct {
+	path  string
+	count int64
+}
+
+// search is one grep call under way.
+type search struct {
+	a       Args
+	find    *finder
+	glob    string
+	context int
+	mode    string
+	display func(rel string) string
+
+	mu      sync.Mutex
+	kept    kept
+	counts  []fileCount
+	matches int64
+
+	searched, binary, tooLarge, unreadable atomic.Int64
+}
+
+// Run carries out one grep call.
+func Run(ctx context.Context, a Args) outcome.Outcome {
+	mode := "lines"
+	if a.Output != nil {
+		mode = *a.Output
+	}
+	if mode != "lines" && mode != "files" && mode != "count" {
+		return outcome.Misuse("input: output must be lines, files or count, not %q", mode)
+	}
+	find, err := newFinder(a.Pattern, a.Fixed, a.IgnoreCase)
+	if err != nil {
+		return outcome.Misuse("input: pattern is not a regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	s := &search{a: a, find: find, mode: mode}
+	if a.Glob != nil {
+		if !doublestar.ValidatePattern(*a.Glob) {
+			return outcome.Misuse("input: glob is not a pattern: %q", *a.Glob)
+		}
+		s.glob = *a.Glob
+	}
+	if a.Context != nil {
+		s.context = min(*a.Context, MaxContext)
+	}
+	offset, limit := 1, DefaultLimit
+	if a.Offset != nil {
+		offset = *a.Offset
+	}
+	if a.Limit != nil {
+		limit = *a.Limit
+	}
+	s.kept.n = min(offset-1+limit, 1<<20) // saturating: the first offset+limit-1 hits
+
+	name := "."
+	if a.Path != nil {
+		name = *a.Path
+	}
+	r := a.Host.Root
+	fi, err := r.Stat(name)
+	if err != nil {
+		return outcome.Failure("%s: %s", name, root.Reason(err))
+	}
+	var stats *walk.Stats
+	if fi.IsDir() {
+		start, err := r.OpenRoot(name)
+		if err != nil {
+			return outcome.Failure("%s: %s", name, root.Reason(err))
+		}
+		defer start.Close()
+		s.display = func(rel string) string {
+			if name == "." || name == "./" {
+				return rel
+			}
+			return strings.TrimSuffix(name, "/") + "/" + rel
+		}
+		host, _ := r.HostPath(name)
+		limitDir := ""
+		if r != nil {
+			limitDir = r.Dir()
+		}
+		o := walk.Options{Hidden: a.Hidden, NoIgnore: a.NoIgnore}
+		above, top := walk.Above(host, limitDir, o)
+		stats = walk.Walk(ctx, start, above, top, o, func(e walk.Entry) bool {
+			if e.Type.IsDir() {
+				return true
+			}
+			if e.Type.IsRegular() && s.wanted(e.Path, e.Name) {
+				s.file(e)
+			}
+			return true
+		})
+	} else {
+		dir, base := path.Split(name)
+		if dir == "" {
+			dir = "."
+		}
+		d, err := r.OpenRoot(dir)
+		if err != nil {
+			return outcome.Failure("%s: %s", name, root.Reason(err))
+		}
+		defer d.Close()
+		e, done, err := walk.One(d, base)
+		if err != nil {
+			return outcome.Failure("%s: %s", name, root.Reason(err))
+		}
+		defer done()
+		s.display = func(string) string { return name }
+		s.file(e)
+	}
+	if ctx.Err() != nil {
+		return outcome.Failure("the search was stopped: %s", context.Cause(ctx))
+	}
+	return s.result(offset, limit, stats)
+}
+
+// wanted says whether a file passes the glob filter.
+func (s *search) wanted(rel, name string) bool {
+	if s.glob == "" {
+		return true
+	}
+	if strings.Contains(s.glob, "/") {
+		return doublestar.MatchUnvalidated(s.glob, rel)
+	}
+	return doublestar.MatchUnvalidated(s.glob, name)
+}
+
+// bufs are the buffers files are searched in, one a goroutine: a free
+// list rather than a sync.Pool, which a collection empties (and the next
+// file's buffer would then fault its pages in afresh).
+var bufs = make(chan *[2][]byte, 64)
+
+func getBufs() *[2][]byte {
+	select {
+	case b := <-bufs:
+		return b
+	default:
+		return &[2][]byte{}
+	}
+}
+
+func putBufs(b *[2][]byte) {
+	select {
+	case bufs <- b:
+	default:
+	}
+}
+
+// file searches one file. Whether it is binary is asked only of a file
+// that matches: one that does not shows nothing either way.
+func (s *search) file(e walk.Entry) {
+	b := getBufs()
+	defer putBufs(b)
+	buf, err := e.ReadFile(b[0], MaxFile)
+	b[0] = buf
+	switch {
+	case errors.Is(err, walk.ErrNotRegular):
+		return // swapped for a FIFO or device: never read
+	case errors.Is(err, walk.ErrTooLarge):
+		s.tooLarge.Add(1)
+		return
+	case err != nil:
+		s.unreadable.Add(1)
+		return
+	}
+	s.searched.Add(1)
+	var lower []byte
+	if s.find.fold {
+		b[1] = lowerASCII(b[1], buf)
+		lower = b[1]
+	}
+	if !s.find.any(buf, lower) {
+		return
+	}
+	enc, err := text.Binary(buf[:min(len(buf), text.SniffSize)], int64(len(buf)))
+	if err != nil || enc.Unit != 0 {
+		s.binary.Add(1) // UTF-16 and UTF-32 text too: grep reads UTF-8
+		return
+	}
+	s.scan(buf, lower, s.display(e.Path))
+}
+
+// scan finds the matches in one file's bytes.
+func (s *search) scan(buf, lower []byte, display string) {
+	var n int64
+	line, last := int64(1), 0
+	var hits []*hit
+	s.find.each(buf, lower, func(ls, le, ms, me int) bool {
+		line += int64(countLines(buf[last:ls]))
+		last = ls
+		n++
+		if s.mode != "lines" {
+			return true
+		}
+		h := &hit{path: display, line: line, text: showLine(buf[ls:le], ms-ls, me-ls)}
+		if s.context > 0 {
+			h.before = linesBefore(buf, ls, line, s.context)
+			h.after = linesAfter(buf, le, line, s.context)
+		}
+		// A file's hits past the first kept.n can never be shown.
+		if len(hits) < s.kept.n {
+			hits = append(hits, h)
+		}
+		return true
+	})
+	if n == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.matches += n
+	s.counts = append(s.counts, fileCount{display, n})
+	for _, h := range hits {
+		s.kept.add(h)
+	}
+}
+
+func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
+
+// linesBefore are up to n lines before the line starting at ls.
+func linesBefore(buf []byte, ls int, line int64, n int) []ctxLine {
+	var out []ctxLine
+	end := ls - 1 // the \n that ends the line before
+	for i := 1; i <= n && end >= 0; i++ {
+		start := bytes.LastIndexByte(buf[:end], '\n') + 1
+		out = append(out, ctxLine{line - int64(i), showLine(buf[start:end], -1, -1)})
+		end = start - 1
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// linesAfter are up to n lines after the line ending at le.
+func linesAfter(buf []byte, le int, line int64, n int) []ctxLine {
+	var out []ctxLine
+	start := le + 1
+	for i := 1; i <= n && start < len(buf); i++ {
+		end := len(buf)
+		if j := bytes.IndexByte(buf[start:], '\n'); j >= 0 {
+			end = start + j
+		}
+		out = append(out, ctxLine{line + int64(i), showLine(buf[start:end], -1, -1)})
+		start = end + 1
+	}
+	return out
+}
+
+// showLine is a line as grep shows it: without its \r, each invalid byte
+// as U+FFFD, and when it is long, the part around its match (ms, me; -1
+// for a context line: its start) with what was left out said.
+func showLine(b []byte, ms, me int) string {
+	b = trimCR(b)
+	if len(b) <= MaxLine {
+		return valid(b)
+	}
+	if ms < 0 {
+		ms, me = 0, 0
+	}
+	from := max(0, min(ms-MaxLine/4, len(b)-MaxLine))
+	to := min(len(b), max(from+MaxLine, me))
+	for from > 0 && !utf8.RuneStart(b[from]) {
+		from--
+	}
+	for to < len(b) && !utf8.RuneStart(b[to]) {
+		to++
+	}
+	var out strings.Builder
+	if from > 0 {
+		out.WriteString("… ")
+	}
+	out.WriteString(valid(b[from:to]))
+	if to < len(b) || from > 0 {
+		fmt.Fprintf(&out, " … [line cut: %d characters]", utf8.RuneCount(b[:from])+utf8.RuneCount(b[to:]))
+	}
+	return out.String()
+}
+
+func trimCR(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		return b[:len(b)-1]
+	}
+	return b
+}
+
+// valid is b as text, each invalid byte as U+FFFD (read's rule).
+func valid(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var out strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			out.WriteRune(utf8.RuneError)
+		} else {
+			out.Write(b[:n])
+		}
+		b = b[n:]
+	}
+	return out.String()
+}
+
+// result lays out what the search found.
+func (s *search) result(offset, limit int, stats *walk.Stats) outcome.Outcome {
+	slices.SortFunc(s.counts, func(a, b fileCount) int { return strings.Compare(a.path, b.path) })
+	d := Details{Matches: s.matches, Files: int64(len(s.counts)), Searched: s.searched.Load(), Skipped: SkipDetails{
+		Binary: s.binary.Load(), TooLarge: s.tooLarge.Load(), Unreadable: s.unreadable.Load(),
+	}}
+	if stats != nil {
+		d.Skipped.Ignored, d.Skipped.Hidden = stats.Ignored.Load(), stats.Hidden.Load()
+		d.Skipped.Unreadable += stats.Errors.Load()
+	}
+	var b strings.Builder
+	total := s.matches
+	switch s.mode {
+	case "lines":
+		hits := s.kept.hits
+		slices.SortFunc(hits, func(a, b *hit) int {
+			if a.less(b) {
+				return -1
+			}
+			return 1
+		})
+		if offset-1 < len(hits) {
+			hits = hits[offset-1:]
+		} else {
+			hits = nil
+		}
+		hits = hits[:min(len(hits), limit)]
+		d.Shown = len(hits)
+		writeHits(&b, hits, s.context > 0)
+	default:
+		total = int64(len(s.counts))
+		counts := s.counts
+		if offset-1 < len(counts) {
+			counts = counts[offset-1:]
+		} else {
+			counts = nil
+		}
+		counts = counts[:min(len(counts), limit)]
+		d.Shown = len(counts)
+		for _, c := range counts {
+			if s.mode == "files" {
+				b.WriteString(c.path + "\n")
+			} else {
+				fmt.Fprintf(&b, "%s:%d\n", c.path, c.count)
+			}
+		}
+	}
+	// The line that counts and says how to go on.
+	b.WriteString("[")
+	switch {
+	case s.matches == 0:
+		fmt.Fprintf(&b, "no matches in %d %s", d.Searched, plural(d.Searched, "file", "files"))
+	case s.mode == "lines":
+		fmt.Fprintf(&b, "%d %s in %d %s", s.matches, plural(s.matches, "match", "matches"), d.Files, plural(d.Files, "file", "files"))
+	default:
+		fmt.Fprintf(&b, "%d %s (%d %s)", d.Files, plural(d.Files, "file matches", "files match"), s.matches, plural(s.matches, "line", "lines"))
+	}
+	if d.Shown > 0 && (offset > 1 || int64(d.Shown) < total) {
+		fmt.Fprintf(&b, "; shown %d-%d", offset, offset+d.Shown-1)
+	}
+	if next := int64(offset) + int64(d.Shown); d.Shown > 0 && next <= total {
+		d.NextOffset = &next
+		fmt.Fprintf(&b, "; next: offset %d", next)
+	} else if d.Shown == 0 && s.matches > 0 {
+		fmt.Fprintf(&b, "; offset %d is past the last (%d)", offset, total)
+	}
+	b.WriteString("]\n")
+	if skipped := skippedLine(d.Skipped); skipped != "" {
+		b.WriteString(skipped + "\n")
+	}
+	return outcome.Success(b.String(), d)
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// writeHits writes the hits as path:LINE:text, and with context their
+// context lines as path-LINE-text, each group of lines apart from the next
+// by "--", a line shown once however many groups it is in.
+func writeHits(b *strings.Builder, hits []*hit, context bool) {
+	var path string
+	var printed int64 // the last line of path written
+	for i, h := range hits {
+		if h.path != path {
+			path, printed = h.path, 0
+		}
+		first := h.line
+		if len(h.before) > 0 {
+			first = h.before[0].line
+		}
+		if context && i > 0 && (printed == 0 || first > printed+1) {
+			b.WriteString("--\n")
+		}
+		for _, c := range h.before {
+			if c.line > printed {
+				fmt.Fprintf(b, "%s-%d-%s\n", h.path, c.line, c.text)
+				printed = c.line
+			}
+		}
+		if h.line > printed {
+			fmt.Fprintf(b, "%s:%d:%s\n", h.path, h.line, h.text)
+			printed = h.line
+		}
+		for _, c := range h.after {
+			// A later match's line is shown as a match, not as context.
+			if i+1 < len(hits) && hits[i+1].path == h.path && c.line >= hits[i+1].line {
+				break
+			}
+			if c.line > printed {
+				fmt.Fprintf(b, "%s-%d-%s\n", h.path, c.line, c.text)
+				printed = c.line
+			}
+		}
+	}
+}
+
+// skippedLine says what was not searched, if anything was.
+func skippedLine(k SkipDetails) string {
+	var parts []string
+	add := func(n int64, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	if k.Binary == 1 {
+		parts = append(parts, "1 binary file that matches")
+	} else {
+		add(k.Binary, "binary files that match")
+	}
+	add(k.TooLarge, "over 10 MiB")
+	add(k.Unreadable, "unreadable")
+	add(k.Ignored, "ignored (.gitignore, .ignore; no_ignore to search them)")
+	add(k.Hidden, "hidden (hidden to search them)")
+	if len(parts) == 0 {
+		return ""
+	}
+	return "[not searched: " + strings.Join(parts, ", ") + "]"
+}
+
+// Description tells a model when to use grep and what it returns.
+const Description = `Search the files under a directory for a regular expression (Go's RE2 syntax) or a literal, the way git sees the tree: files that .gitignore or .ignore ignore, .git, hidden files, binary files and files over 10 MiB are not searched (say hidden or no_ignore to search them). Use it instead of grep or rg in the shell: it works in any image, and its line numbers are those the read tool shows.
+
+Returns path:LINE:text for each matching line (context lines as path-LINE-text), sorted by path and line, long lines cut around the match, then a line such as [312 matches in 41 files; shown 1-200; next: offset 201]: call again with that offset for more. output "files" lists only the files that match; "count" gives each file's count. glob narrows the files (*.go, **/*_test.go).`

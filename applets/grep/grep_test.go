@@ -1,0 +1,197 @@
+package grep
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"toolkit/internal/outcome"
+)
+
+// git runs git in dir with no configuration but the repository's own.
+func git(t *testing.T, dir string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "XDG_CONFIG_HOME="+dir)
+	out, err := cmd.Output()
+	return string(out), err
+}
+
+var words = []string{"alpha", "beta", "Gamma", "delta", "x1", "foo_bar", "a.b", "(paren)", "tab\there", "ÜBER", "über"}
+
+// randomRepo makes a repository of random text files, some hidden, some
+// ignored, some binary, all of it added.
+func randomRepo(t *testing.T, rng *rand.Rand) string {
+	dir := t.TempDir()
+	var write func(d string, depth int)
+	write = func(d string, depth int) {
+		for _, name := range []string{"a.go", "b.txt", ".h", "c.log", "sub", "dir2"} {
+			p := filepath.Join(d, name)
+			if strings.HasPrefix(name, "sub") || strings.HasPrefix(name, "dir") {
+				if depth < 2 && rng.IntN(2) == 0 {
+					if err := os.Mkdir(p, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					write(p, depth+1)
+				}
+				continue
+			}
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			var b strings.Builder
+			for range rng.IntN(30) {
+				for range 1 + rng.IntN(5) {
+					b.WriteString(words[rng.IntN(len(words))])
+					b.WriteByte(" \t"[rng.IntN(2)])
+				}
+				b.WriteString(map[bool]string{true: "\r\n", false: "\n"}[rng.IntN(8) == 0])
+			}
+			if rng.IntN(10) == 0 {
+				b.WriteString("\x00binary alpha\n")
+			}
+			if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(dir, 0)
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.log\n!sub/c.log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := git(t, dir, "init", "-q", "."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := git(t, dir, "add", "-A"); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestAgainstGitGrep: on random repositories, grep finds exactly the lines
+// git grep -n finds (the same files: git's ignore rules, binary files left
+// out), for literals, regular expressions and either case.
+func TestAgainstGitGrep(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	patterns := []struct {
+		pattern    string
+		ignoreCase bool
+		fixed      bool
+	}{
+		{"alpha", false, false}, {"Gamma", true, false}, {"a.b", false, true}, {"(paren)", false, true},
+		{"^beta", false, false}, {"x[0-9]", false, false}, {"foo_bar$", false, false}, {`\bdelta\b`, false, false},
+		{"über", true, false}, {"a.b", false, false}, {"l(ph|t)a", false, false}, {"tab\there", false, false},
+	}
+	repos := 20
+	if testing.Short() {
+		repos = 6
+	}
+	lines := 0
+	for seed := range repos {
+		dir := randomRepo(t, rand.New(rand.NewPCG(uint64(seed), 3)))
+		for _, p := range patterns {
+			args := []string{"grep", "-n", "-I", "--no-color", "-E"}
+			if p.fixed {
+				args[4] = "-F"
+			}
+			if p.ignoreCase {
+				args = append(args, "-i")
+			}
+			out, err := git(t, dir, append(args, "-e", p.pattern)...)
+			if err != nil && out != "" {
+				t.Fatal(err)
+			}
+			want := strings.Split(strings.TrimSuffix(strings.ReplaceAll(out, "\r\n", "\n"), "\n"), "\n")
+			if out == "" {
+				want = nil
+			}
+			o := run(t, dir, Args{Pattern: p.pattern, IgnoreCase: p.ignoreCase, Fixed: p.fixed, Hidden: true, Limit: ptr(100000)})
+			got := strings.Split(o.Text, "\n")
+			got = got[:len(got)-1]
+			for len(got) > 0 && strings.HasPrefix(got[len(got)-1], "[") {
+				got = got[:len(got)-1]
+			}
+			for i := range want {
+				want[i] = strings.TrimSuffix(want[i], "\r")
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("seed %d, %+v:\ngrep: %q\ngit:  %q", seed, p, got, want)
+			}
+			lines += len(want)
+		}
+	}
+	t.Logf("%d repositories, %d patterns: %d lines, all as git grep found them", repos, len(patterns), lines)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func run(t *testing.T, dir string, a Args) outcome.Outcome {
+	t.Helper()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	o := Run(context.Background(), a)
+	if o.Kind != outcome.Done {
+		t.Fatalf("%+v: %s", a, o.Message)
+	}
+	return o
+}
+
+// TestLongLineCut: a long line is shown around its match, and says how
+// much was left out.
+func TestLongLineCut(t *testing.T) {
+	line := strings.Repeat("x", 5000) + "NEEDLE" + strings.Repeat("é", 3000)
+	got := showLine([]byte(line), 5000, 5006)
+	if !strings.Contains(got, "NEEDLE") || !strings.HasPrefix(got, "… ") || len(got) > MaxLine+100 {
+		t.Fatalf("%q", got)
+	}
+	var left int
+	if _, err := fmt.Sscanf(got[strings.LastIndex(got, "[line cut: "):], "[line cut: %d characters]", &left); err != nil {
+		t.Fatal(err)
+	}
+	shown := strings.TrimSuffix(strings.TrimPrefix(got[:strings.LastIndex(got, " … [line cut")], "… "), "")
+	if n := len([]rune(shown)) + left; n != len([]rune(line)) {
+		t.Fatalf("shown %d + cut %d characters = %d, not %d", len([]rune(shown)), left, n, len([]rune(line)))
+	}
+}
+
+// TestFinderLines: the finder reports each matching line once, never a
+// match across two lines, never a line after the last line end.
+func TestFinderLines(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		text    string
+		want    []string
+	}{
+		{"^", "a\nb\n", []string{"a", "b"}},
+		{"x*", "a\n\nb", []string{"a", "", "b"}},
+		{`a\sb`, "a\nb\na b\n", []string{"a b"}},
+		{"b$", "ab\r\nab\n", []string{"ab"}},
+		{"o", "foo\nbar\nboo", []string{"foo", "boo"}},
+	} {
+		f, err := newFinder(tc.pattern, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		buf := []byte(tc.text)
+		f.each(buf, nil, func(ls, le, ms, me int) bool {
+			got = append(got, string(buf[ls:le]))
+			return true
+		})
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q in %q: %q, want %q", tc.pattern, tc.text, got, tc.want)
+		}
+	}
+}

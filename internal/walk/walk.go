@@ -1,0 +1,385 @@
+// Package walk walks a directory tree for grep and glob, as git sees it:
+// what .gitignore, .ignore and .git/info/exclude ignore is left out (and an
+// ignored directory is not gone into), .git is left out, hidden names (a
+// leading dot) are left out unless asked for. Directories are read by
+// several goroutines at once (one per core); what the walk finds comes in
+// no particular order.
+//
+// Confinement: the start is opened through an os.Root (toolkit's --root),
+// and everything under it is opened one name at a time, relative to the
+// descriptor of the directory it is in, with O_NOFOLLOW: a name from a
+// directory listing holds no "/" and cannot be "..", and a symbolic link is
+// never followed, so nothing the walk opens is outside its start. (os.Root
+// would do the same, but costs an lstat of every entry a directory lists,
+// and more system calls to open each name.)
+package walk
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"toolkit/internal/ignore"
+)
+
+// Options say what the walk leaves out.
+type Options struct {
+	Hidden   bool // walk hidden names too
+	NoIgnore bool // ignore no ignore file, and go into .git
+}
+
+// Entry is a thing the walk found.
+type Entry struct {
+	// Path is its path from the start, with / between names.
+	Path string
+	Name string
+	Type fs.FileMode // fs.ModeDir, fs.ModeSymlink, 0 for a regular file, or another type
+	// dir is the descriptor of the directory it is in, open while the
+	// visit runs.
+	dir int
+}
+
+// Errors of ReadFile.
+var (
+	ErrNotRegular = errors.New("not a regular file")
+	ErrTooLarge   = errors.New("too large")
+)
+
+// openFlags open a name of a directory: never through a link, never
+// waiting (a FIFO), never taking a terminal.
+const openFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC
+
+// ReadFile reads the entry whole into buf, grown as needed, and returns
+// what it read: a regular file of at most max bytes, else ErrNotRegular or
+// ErrTooLarge. An entry swapped for a FIFO or device since its directory
+// was read is refused by fstat, never read. It is read with plain system
+// calls: a file read once and closed has no use for Go's poller.
+func (e Entry) ReadFile(buf []byte, max int64) ([]byte, error) {
+	fd, err := unix.Openat(e.dir, e.Name, openFlags, 0)
+	if err != nil {
+		return buf, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return buf, err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return buf, ErrNotRegular
+	case st.Size > max:
+		return buf, ErrTooLarge
+	}
+	buf = buf[:0]
+	if int64(cap(buf)) < st.Size+1 {
+		buf = make([]byte, 0, st.Size+4096)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > max {
+				return buf, ErrTooLarge // it grew as it was read
+			}
+			buf = slices.Grow(buf, 64<<10)
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, err
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// ModTime is when the entry last changed (a link's own time, not its
+// target's).
+func (e Entry) ModTime() (time.Time, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(e.dir, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return time.Time{}, err
+	}
+	return time.Unix(st.Mtim.Unix()), nil
+}
+
+// Stats count what the walk left out.
+type Stats struct {
+	Ignored atomic.Int64 // by an ignore file
+	Hidden  atomic.Int64 // hidden names
+	Errors  atomic.Int64 // directories that could not be read
+}
+
+// The ignore files a directory may hold, the last deciding first.
+var ignoreFiles = []string{".gitignore", ".ignore"}
+
+// Walk walks the tree under start, calling visit for each entry it does
+// not leave out (from several goroutines at once), directories included.
+// A visit that returns false for a directory keeps the walk out of it.
+// top says how the start is reached from the top of its git repository
+// ("" when start is the top, or in no repository): ignore files between
+// the top and the start apply too, and those are given in above.
+func Walk(ctx context.Context, start *os.Root, above ignore.Stack, top string, o Options, visit func(Entry) bool) *Stats {
+	w := &walker{ctx: ctx, top: top, o: o, visit: visit, stats: &Stats{}}
+	f, err := start.Open(".")
+	if err != nil {
+		w.stats.Errors.Add(1)
+		return w.stats
+	}
+	fd, err := dupFD(f)
+	f.Close()
+	if err != nil {
+		w.stats.Errors.Add(1)
+		return w.stats
+	}
+	workers := max(2, runtime.GOMAXPROCS(0))
+	// Each directory in the queue is open: the queue bounds how many are.
+	w.queue = make(chan dirWork, 256)
+	w.pending.Add(1)
+	w.queue <- dirWork{fd: fd, rel: "", stack: above}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range w.queue {
+				w.dir(d) // closes d.fd
+				if w.pending.Add(-1) == 0 {
+					close(w.queue)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return w.stats
+}
+
+type walker struct {
+	ctx     context.Context
+	top     string
+	o       Options
+	visit   func(Entry) bool
+	stats   *Stats
+	queue   chan dirWork
+	pending atomic.Int64 // directories queued or being read
+}
+
+// dirWork is a directory to read: its descriptor, its path from the start,
+// and the ignore files that apply in it.
+type dirWork struct {
+	fd    int
+	rel   string
+	stack ignore.Stack
+}
+
+// fromTop is rel, a path from the start, from the top of the repository.
+func (w *walker) fromTop(rel string) string {
+	switch {
+	case w.top == "":
+		return rel
+	case rel == "":
+		return w.top
+	}
+	return w.top + "/" + rel
+}
+
+func (w *walker) dir(d dirWork) {
+	defer unix.Close(d.fd)
+	if w.ctx.Err() != nil {
+		return
+	}
+	entries, err := readDir(d.fd)
+	if err != nil {
+		w.stats.Errors.Add(1)
+		return
+	}
+	stack := d.stack
+	if !w.o.NoIgnore {
+		base := w.fromTop(d.rel)
+		for _, name := range ignoreFiles {
+			if _, found := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) }); !found {
+				continue
+			}
+			if text, ok := readSmall(d.fd, name); ok {
+				stack = append(stack[:len(stack):len(stack)], ignore.Parse(base, text))
+			}
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		rel := name
+		if d.rel != "" {
+			rel = d.rel + "/" + name
+		}
+		isDir := e.IsDir()
+		switch {
+		case name == ".git" && !w.o.NoIgnore:
+			continue
+		case name[0] == '.' && !w.o.Hidden:
+			w.stats.Hidden.Add(1)
+			continue
+		case !w.o.NoIgnore && stack.Ignored(w.fromTop(rel), isDir):
+			w.stats.Ignored.Add(1)
+			continue
+		}
+		if !w.visit(Entry{Path: rel, Name: name, Type: e.Type(), dir: d.fd}) || !isDir {
+			continue
+		}
+		sub, err := unix.Openat(d.fd, name, openFlags|unix.O_DIRECTORY, 0)
+		if err != nil {
+			w.stats.Errors.Add(1)
+			continue
+		}
+		next := dirWork{fd: sub, rel: rel, stack: stack}
+		w.pending.Add(1)
+		select {
+		case w.queue <- next:
+		default:
+			// A queue that is full would block the goroutines that empty
+			// it: read this one here and now.
+			w.dir(next)
+			w.pending.Add(-1)
+		}
+	}
+}
+
+// readDir lists the directory fd, sorted by name, with the types getdents
+// gives. It reads a duplicate of fd, which the listing closes.
+func readDir(fd int) ([]fs.DirEntry, error) {
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(dup), ".")
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil && len(entries) == 0 {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
+}
+
+// dupFD is a descriptor of its own for the open directory f.
+func dupFD(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	dup, derr := -1, error(nil)
+	if err := rc.Control(func(fd uintptr) { dup, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	return dup, derr
+}
+
+// maxIgnoreFile bounds an ignore file read: a larger one is not one.
+const maxIgnoreFile = 1 << 20
+
+// readSmall reads a regular file of the directory dir, if it is one and
+// small.
+func readSmall(dir int, name string) (string, bool) {
+	b, err := Entry{Name: name, dir: dir}.ReadFile(nil, maxIgnoreFile)
+	return string(b), err == nil
+}
+
+// One is the entry name of dir, as a walk would give it, for a search of one
+// file; close it when done with it.
+func One(dir *os.Root, name string) (Entry, func(), error) {
+	f, err := dir.Open(".")
+	if err != nil {
+		return Entry{}, nil, err
+	}
+	defer f.Close()
+	fd, err := dupFD(f)
+	if err != nil {
+		return Entry{}, nil, err
+	}
+	return Entry{Path: name, Name: name, dir: fd}, func() { unix.Close(fd) }, nil
+}
+
+// Above finds the ignore files that apply at dir (a host path) from the
+// directories above it, up to the top of its git repository, and never
+// above limit (the confinement root, "" for none). It returns them, and
+// dir's path from the top. Outside a repository, none apply.
+func Above(dir, limit string, o Options) (ignore.Stack, string) {
+	if o.NoIgnore {
+		return nil, ""
+	}
+	var up []string // dir's names, from the top down
+	top, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, ""
+	}
+	for {
+		if fi, err := os.Lstat(top + "/.git"); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+			break
+		}
+		parent := path.Dir(top)
+		if parent == top || limit != "" && !within(parent, limit) {
+			return nil, "" // no repository
+		}
+		up = append([]string{path.Base(top)}, up...)
+		top = parent
+	}
+	r, err := os.OpenRoot(top)
+	if err != nil {
+		return nil, ""
+	}
+	defer r.Close()
+	one := func(name string) (string, bool) {
+		d, base := path.Split(name)
+		if d == "" {
+			d = "."
+		}
+		sub, err := r.OpenRoot(d)
+		if err != nil {
+			return "", false
+		}
+		defer sub.Close()
+		e, done, err := One(sub, base)
+		if err != nil {
+			return "", false
+		}
+		defer done()
+		b, err := e.ReadFile(nil, maxIgnoreFile)
+		return string(b), err == nil
+	}
+	var stack ignore.Stack
+	if text, ok := one(".git/info/exclude"); ok {
+		stack = append(stack, ignore.Parse("", text))
+	}
+	rel := ""
+	for i := 0; i < len(up); i++ {
+		for _, name := range ignoreFiles {
+			if text, ok := one(path.Join(rel, name)); ok {
+				stack = append(stack, ignore.Parse(rel, text))
+			}
+		}
+		if rel == "" {
+			rel = up[i]
+		} else {
+			rel += "/" + up[i]
+		}
+	}
+	return stack, strings.Join(up, "/")
+}
+
+// within reports whether p is limit or inside it.
+func within(p, limit string) bool {
+	limit = path.Clean(limit)
+	return p == limit || strings.HasPrefix(p, strings.TrimSuffix(limit, "/")+"/")
+}

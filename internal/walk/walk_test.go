@@ -1,0 +1,290 @@
+package walk
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// git runs git in dir with no configuration but the repository's own.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "XDG_CONFIG_HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// files walks dir as grep and glob do (hidden names too, as git lists
+// them) and returns the regular files it finds, sorted.
+func files(t *testing.T, dir string, o Options) []string {
+	t.Helper()
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	above, top := Above(dir, "", o)
+	var mu sync.Mutex
+	var out []string
+	Walk(context.Background(), r, above, top, o, func(e Entry) bool {
+		if e.Type.IsRegular() {
+			mu.Lock()
+			out = append(out, e.Path)
+			mu.Unlock()
+		}
+		return true
+	})
+	slices.Sort(out)
+	return out
+}
+
+// The pieces random trees and patterns are made of.
+var (
+	names    = []string{"a", "b", "ab", "c.txt", "d.log", "x y"}
+	elements = []string{"a", "b", "ab", "*", "?", "a*", "*.txt", "*.log", "[ab]", "[!a]*", "**", "c.txt"}
+)
+
+// randomPattern makes a gitignore line of the kinds gitignore(5) names.
+func randomPattern(rng *rand.Rand) string {
+	n := 1 + rng.IntN(3)
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = elements[rng.IntN(len(elements))]
+	}
+	p := strings.Join(parts, "/")
+	if rng.IntN(4) == 0 {
+		p = "/" + p
+	}
+	if rng.IntN(4) == 0 {
+		p += "/"
+	}
+	if rng.IntN(4) == 0 {
+		p = "!" + p
+	}
+	return p
+}
+
+// randomTree makes files and .gitignore files under dir.
+func randomTree(t *testing.T, rng *rand.Rand, dir string, depth int) {
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		switch {
+		case depth < 3 && rng.IntN(3) == 0:
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			randomTree(t, rng, p, depth+1)
+		case rng.IntN(2) == 0:
+			if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if rng.IntN(2) == 0 {
+		var lines []string
+		for range 1 + rng.IntN(5) {
+			lines = append(lines, randomPattern(rng))
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAgainstGit: on random trees with random .gitignore files (nested,
+// negated, anchored, directory-only, with **), the walk finds exactly the
+// files git does not ignore (git ls-files --others --exclude-standard), and
+// from a directory inside the repository, exactly those of git's under it.
+func TestAgainstGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	trees := 150
+	if testing.Short() {
+		trees = 40
+	}
+	compared, ignored := 0, 0
+	defer func() { t.Logf("%d trees: %d files git lists, %d it ignores, all agreed", trees, compared, ignored) }()
+	for seed := range trees {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		dir := t.TempDir()
+		randomTree(t, rng, dir, 0)
+		exclude := []string{randomPattern(rng)}
+		git(t, dir, "init", "-q", ".")
+		if err := os.WriteFile(filepath.Join(dir, ".git/info/exclude"), []byte(strings.Join(exclude, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := splitZ(git(t, dir, "ls-files", "-z", "--others", "--exclude-standard"))
+		got := files(t, dir, Options{Hidden: true})
+		compared += len(want)
+		for _, p := range files(t, dir, Options{Hidden: true, NoIgnore: true}) {
+			if !strings.HasPrefix(p, ".git/") && !slices.Contains(want, p) {
+				ignored++
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d: the walk and git disagree\n%s\nwalk: %q\ngit:  %q", seed, describe(t, dir), got, want)
+		}
+		// From a directory below the top: the ignore files above apply.
+		// (A directory git ignores is walked all the same when asked for:
+		// the comparison is for one it does not.)
+		sub := ""
+		for _, name := range names {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.IsDir() && !gitIgnores(dir, name) {
+				sub = name
+				break
+			}
+		}
+		if sub == "" {
+			continue
+		}
+		var under []string
+		for _, p := range want {
+			if rest, ok := strings.CutPrefix(p, sub+"/"); ok {
+				under = append(under, rest)
+			}
+		}
+		if got := files(t, filepath.Join(dir, sub), Options{Hidden: true}); !slices.Equal(got, under) {
+			t.Fatalf("seed %d, from %s: the walk and git disagree\n%s\nwalk: %q\ngit:  %q", seed, sub, describe(t, dir), got, under)
+		}
+	}
+}
+
+// gitIgnores asks git whether it ignores the directory name.
+func gitIgnores(dir, name string) bool {
+	cmd := exec.Command("git", "check-ignore", "-q", name+"/")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "XDG_CONFIG_HOME="+dir)
+	return cmd.Run() == nil
+}
+
+func splitZ(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, "\x00") {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// describe lists a tree's ignore files, for a failure's message.
+func describe(t *testing.T, dir string) string {
+	var b strings.Builder
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			b.WriteString(".git/info/exclude:\n")
+			x, _ := os.ReadFile(filepath.Join(p, "info/exclude"))
+			b.Write(x)
+			return filepath.SkipDir
+		}
+		if d.Name() == ".gitignore" {
+			x, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(dir, p)
+			fmt.Fprintf(&b, "%s:\n%s", rel, x)
+		}
+		return nil
+	})
+	return b.String()
+}
+
+// TestIgnoreFile: .ignore is read as .gitignore is, and decides before it;
+// hidden names and .git are left out unless asked for; no_ignore reads no
+// ignore file.
+func TestIgnoreFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		".gitignore": "*.log\n", ".ignore": "!keep.log\nsecret\n", "a.log": "", "keep.log": "", "secret": "", "plain": "",
+		".hidden": "", ".git/config": "", "sub/.gitignore": "/plain\n", "sub/plain": "", "sub/x.log": "",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		o    Options
+		want []string
+	}{
+		{Options{}, []string{"keep.log", "plain"}},
+		{Options{Hidden: true}, []string{".gitignore", ".hidden", ".ignore", "keep.log", "plain", "sub/.gitignore"}},
+		{Options{NoIgnore: true}, []string{"a.log", "keep.log", "plain", "secret", "sub/plain", "sub/x.log"}},
+		{Options{NoIgnore: true, Hidden: true}, []string{".git/config", ".gitignore", ".hidden", ".ignore", "a.log", "keep.log", "plain", "secret", "sub/.gitignore", "sub/plain", "sub/x.log"}},
+	} {
+		if got := files(t, dir, tc.o); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}
+
+// TestLinksNotFollowed: a link to a directory (inside or out) is an entry,
+// never a way in; a FIFO is an entry ReadFile refuses without waiting.
+func TestLinksNotFollowed(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "in/f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"out": outside, "again": "in", "file": filepath.Join(outside, "secret")} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := exec.Command("mkfifo", filepath.Join(dir, "fifo")).Run(); err != nil {
+		t.Skip("no mkfifo")
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var mu sync.Mutex
+	seen := map[string]string{}
+	Walk(context.Background(), r, nil, "", Options{}, func(e Entry) bool {
+		kind := "file"
+		switch {
+		case e.Type.IsDir():
+			kind = "dir"
+		case e.Type&os.ModeSymlink != 0:
+			kind = "link"
+		case !e.Type.IsRegular():
+			kind = "other"
+		}
+		if _, err := e.ReadFile(nil, 1<<20); (kind == "file") != (err == nil) {
+			t.Errorf("%s (%s): read: %v", e.Path, kind, err)
+		}
+		mu.Lock()
+		seen[e.Path] = kind
+		mu.Unlock()
+		return true
+	})
+	want := map[string]string{"in": "dir", "in/f": "file", "out": "link", "again": "link", "file": "link", "fifo": "other"}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("%v, want %v", seen, want)
+	}
+}
