@@ -83,7 +83,76 @@ func cases(e *benchEnv) []comparison {
 	repo, diff := e.path("repo"), e.path("repo.diff")
 	resetRepo := func() error { return exec.Command("git", "-C", repo, "checkout", "-q", "-f", ".").Run() }
 	inRepo := func(cmd string) []string { return []string{"/bin/sh", "-c", "cd " + repo + " && " + cmd} }
+	// grep and glob search the Go distribution's own source tree (over
+	// 10,000 files), read once before so the page cache is warm.
+	src := goSource()
+	warm := func() error { return exec.Command("grep", "-rq", "warm the cache", src).Run() }
+	// Jobs are kept in a state directory of the benchmark's own.
+	os.Setenv("TOOLKIT_STATE", e.path("state"))
+	small := e.path("small.txt")
+	stopJobs := func() { _ = exec.Command(tk, "job", "--stop-all").Run() }
+	// The look's argv: its job's id is known once setup has started it.
+	look := []string{tk, "job", ""}
+	startLooked := func() error {
+		if err := os.WriteFile(small, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+			return err
+		}
+		out, err := exec.Command(tk, "shell", "--json", "--background", "echo started; exec sleep 600").Output()
+		if err != nil {
+			return err
+		}
+		var o struct{ Job string }
+		if err := json.Unmarshal(out, &o); err != nil || o.Job == "" {
+			return fmt.Errorf("no job started: %v %s", err, out)
+		}
+		look[2] = o.Job
+		return nil
+	}
 	return []comparison{
+		{
+			group: "grep", name: "a literal (func main) in the Go source tree",
+			base: []string{"grep", "-rn", "func main", src}, tool: []string{tk, "grep", "func main", src},
+			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, setup: warm,
+		},
+		{
+			group: "grep", name: "a regular expression with a character class in the Go source tree",
+			base: []string{"grep", "-rnE", `func \(\w+ \*?[A-Z]\w*\) Read`, src}, tool: []string{tk, "grep", `func \(\w+ \*?[A-Z]\w*\) Read`, src},
+			runs: e.runs, target: "≤ 2.0×, peak ≤ 64 MiB", limit: 2.0, setup: warm,
+		},
+		{
+			group: "glob", name: "**/*_test.go in the Go source tree",
+			base: []string{"find", src, "-name", "*_test.go"}, tool: []string{tk, "glob", "**/*_test.go", src},
+			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, setup: warm,
+		},
+		{
+			group: "job", name: "a command started in the background (toolkit shell --background)",
+			base: []string{"/bin/sh", "-c", "sleep 600 & echo started"}, tool: []string{tk, "shell", "--background", "echo started; exec sleep 600"},
+			runs: e.runs, target: "toolkit ≤ 300 ms", maxMS: 300, cleanup: stopJobs,
+		},
+		{
+			group: "job", name: "a look at a running job with nothing new, against toolkit read of a small file",
+			base: []string{tk, "read", small}, tool: look,
+			runs: 4 * e.runs, target: "≤ 2×, toolkit ≤ 5 ms", limit: 2, maxMS: 5,
+			setup: startLooked, cleanup: stopJobs,
+		},
+		{
+			group: "job", name: "a job printing 1 GiB: its keeper's memory",
+			base: []string{"/bin/sh", "-c", "head -c 1G /dev/zero | cat > /dev/null"}, tool: []string{tk, "shell", "--yield", "600", "head -c 1G /dev/zero"},
+			runs: 1, target: "keeper ≤ 8 MiB, flat (see the note)",
+			setup: func() error {
+				small, err := keeperPeak(tk, 1<<20)
+				if err != nil {
+					return err
+				}
+				big, err := keeperPeak(tk, 1<<30)
+				if err != nil {
+					return err
+				}
+				e.notes = append(e.notes, fmt.Sprintf("job keeper peak memory: %.1f MiB while its job printed 1 MiB, %.1f MiB at 1 GiB; target ≤ 8 MiB, flat", float64(small)/(1<<20), float64(big)/(1<<20)))
+				return nil
+			},
+			cleanup: stopJobs,
+		},
 		{
 			group: "edit", name: "one replacement near the end of a 100 MiB text file",
 			base: []string{"/bin/sh", "-c", "sed -i s/OLDMARK/NEWMARK/ " + big + " && sync " + big},
@@ -301,4 +370,51 @@ git checkout -q -f .`
 		return fmt.Errorf("%v: %s", err, out)
 	}
 	return nil
+}
+
+// goSource is the Go distribution's source tree.
+func goSource() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return "/usr/local/go/src"
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "src")
+}
+
+// keeperPeak starts a job printing n bytes, waits for it to print them,
+// and returns its keeper's peak resident set, in bytes.
+func keeperPeak(tk string, n int64) (int64, error) {
+	out, err := exec.Command(tk, "shell", "--json", "--background", fmt.Sprintf("head -c %d /dev/zero; echo; echo printed; exec sleep 600", n)).Output()
+	if err != nil {
+		return 0, err
+	}
+	var o struct{ Job string }
+	if err := json.Unmarshal(out, &o); err != nil {
+		return 0, err
+	}
+	if err := exec.Command(tk, "job", "--until", "printed", "--wait", "600", "--max-output", "100", o.Job).Run(); err != nil {
+		return 0, err
+	}
+	var st struct {
+		Keeper int `json:"keeper"`
+	}
+	b, err := os.ReadFile(filepath.Join(os.Getenv("TOOLKIT_STATE"), "jobs", o.Job, "status.json"))
+	if err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return 0, err
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", st.Keeper))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM for the keeper")
 }

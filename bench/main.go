@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -124,7 +125,7 @@ func (c comparison) measure() (row, error) {
 
 func main() {
 	toolkit := flag.String("toolkit", "", "the toolkit binary to measure (built by bench/run)")
-	only := flag.String("only", "", "run only the cases of this group (shell, read, write, mcp)")
+	only := flag.String("only", "", "run only the cases of these groups, comma-separated (grep,glob,job,edit,patch,write,read,shell,mcp)")
 	runs := flag.Int("runs", 5, "runs of each side of each case (startup cases run 4× as many)")
 	md := flag.String("md", "", "also write the results as Markdown to this file")
 	work := flag.String("work", "", "directory for the test files (default: a new one in $TMPDIR)")
@@ -152,7 +153,7 @@ func main() {
 	env := &benchEnv{toolkit: *toolkit, dir: dir, runs: *runs}
 	var rows []row
 	for _, c := range cases(env) {
-		if *only != "" && c.group != *only {
+		if *only != "" && !slices.Contains(strings.Split(*only, ","), c.group) {
 			continue
 		}
 		r, err := c.measure()
@@ -163,7 +164,7 @@ func main() {
 		printRow(os.Stdout, r)
 		rows = append(rows, r)
 	}
-	if *only == "" || *only == "mcp" {
+	if *only == "" || slices.Contains(strings.Split(*only, ","), "mcp") {
 		r, err := mcpCalls(env, 1000)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: mcp:", err)

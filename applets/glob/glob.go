@@ -139,31 +139,14 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	case !fi.IsDir():
 		return outcome.Failure("%s: not a directory", startName)
 	}
-	start, err := r.OpenRoot(startName)
-	if err != nil {
-		return outcome.Failure("%s: %s", startName, root.Reason(err))
-	}
-	defer start.Close()
-	display := func(rel string) string {
-		if name == "." || name == "./" {
-			return rel
-		}
-		return strings.TrimSuffix(name, "/") + "/" + rel
-	}
 	prefix := ""
 	if base != "." {
 		prefix = base + "/"
 	}
-	host, _ := r.HostPath(startName)
-	limitDir := ""
-	if r != nil {
-		limitDir = r.Dir()
-	}
 	o := walk.Options{Hidden: a.Hidden, NoIgnore: a.NoIgnore}
-	above, top := walk.Above(host, limitDir, o)
 	var mu sync.Mutex
 	var out []found
-	stats := walk.Walk(ctx, start, above, top, o, func(e walk.Entry) bool {
+	stats, err := walk.Dir(ctx, r, startName, o, func(e walk.Entry) bool {
 		isDir := e.Type.IsDir()
 		switch {
 		case kind == "file" && (isDir || !e.Type.IsRegular() && e.Type&fs.ModeSymlink == 0):
@@ -175,7 +158,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		if !doublestar.MatchUnvalidated(pattern, rel) {
 			return true
 		}
-		f := found{path: display(rel)}
+		f := found{path: walk.Join(name, rel)}
 		if order == "mtime" {
 			if t, err := e.ModTime(); err == nil {
 				f.mtime = t
@@ -186,6 +169,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		mu.Unlock()
 		return true
 	})
+	if err != nil {
+		return outcome.Failure("%s: %s", startName, root.Reason(err))
+	}
 	if ctx.Err() != nil {
 		return outcome.Failure("the listing was stopped: %s", context.Cause(ctx))
 	}

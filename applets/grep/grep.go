@@ -225,25 +225,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	}
 	var stats *walk.Stats
 	if fi.IsDir() {
-		start, err := r.OpenRoot(name)
-		if err != nil {
-			return outcome.Failure("%s: %s", name, root.Reason(err))
-		}
-		defer start.Close()
-		s.display = func(rel string) string {
-			if name == "." || name == "./" {
-				return rel
-			}
-			return strings.TrimSuffix(name, "/") + "/" + rel
-		}
-		host, _ := r.HostPath(name)
-		limitDir := ""
-		if r != nil {
-			limitDir = r.Dir()
-		}
+		s.display = func(rel string) string { return walk.Join(name, rel) }
 		o := walk.Options{Hidden: a.Hidden, NoIgnore: a.NoIgnore}
-		above, top := walk.Above(host, limitDir, o)
-		stats = walk.Walk(ctx, start, above, top, o, func(e walk.Entry) bool {
+		stats, err = walk.Dir(ctx, r, name, o, func(e walk.Entry) bool {
 			if e.Type.IsDir() {
 				return true
 			}
@@ -252,6 +236,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 			}
 			return true
 		})
+		if err != nil {
+			return outcome.Failure("%s: %s", name, root.Reason(err))
+		}
 	} else {
 		dir, base := path.Split(name)
 		if dir == "" {

@@ -52,7 +52,10 @@ func Read(r io.Reader) ([]byte, error) {
 			if fi.Size() > MaxSize {
 				return nil, errTooLarge
 			}
-			buf.Grow(int(fi.Size()) + 1) // one more, to see the end
+			// bytes.Buffer.ReadFrom grows by a doubling when fewer than
+			// bytes.MinRead bytes are free: room for that, and one more byte
+			// to see the end, so that it never does.
+			buf.Grow(int(fi.Size()) + bytes.MinRead + 1)
 		}
 	}
 	if _, err := buf.ReadFrom(io.LimitReader(r, MaxSize+1)); err != nil {

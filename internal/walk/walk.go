@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/ignore"
+	"toolkit/internal/root"
 )
 
 // Options say what the walk leaves out.
@@ -382,4 +383,34 @@ func Above(dir, limit string, o Options) (ignore.Stack, string) {
 func within(p, limit string) bool {
 	limit = path.Clean(limit)
 	return p == limit || strings.HasPrefix(p, strings.TrimSuffix(limit, "/")+"/")
+}
+
+// Dir walks the directory name, inside r when r is not nil (--root), as
+// Walk does, the ignore files above it applying as git applies them; each
+// entry's Path is from name.
+func Dir(ctx context.Context, r *root.Root, name string, o Options, visit func(Entry) bool) (*Stats, error) {
+	start, err := r.OpenRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	defer start.Close()
+	host, err := r.HostPath(name)
+	if err != nil {
+		return nil, err
+	}
+	limit := ""
+	if r != nil {
+		limit = r.Dir()
+	}
+	above, top := Above(host, limit, o)
+	return Walk(ctx, start, above, top, o, visit), nil
+}
+
+// Join is the path a search shows for rel, a path from dir as the call
+// gave it: rel itself when dir is the working directory.
+func Join(dir, rel string) string {
+	if dir == "." || dir == "./" {
+		return rel
+	}
+	return strings.TrimSuffix(dir, "/") + "/" + rel
 }
