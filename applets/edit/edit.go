@@ -165,10 +165,17 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if err != nil {
 		return outcome.Failure("%s: %s; not edited", a.Path, err)
 	}
-	sum := sha256.Sum256(orig)
-	was := hex.EncodeToString(sum[:])
-	if a.IfMatch != nil && !strings.HasPrefix(was, strings.ToLower(*a.IfMatch)) {
-		return outcome.Failure("%s: changed since it was read (sha256 now %s)", a.Path, was)
+	// The sha256 only when it is asked for, or the edits apply: a quote
+	// that is not there is answered without hashing the file.
+	hash := func() string {
+		sum := sha256.Sum256(orig)
+		return hex.EncodeToString(sum[:])
+	}
+	was := ""
+	if a.IfMatch != nil {
+		if was = hash(); !strings.HasPrefix(was, strings.ToLower(*a.IfMatch)) {
+			return outcome.Failure("%s: changed since it was read (sha256 now %s)", a.Path, was)
+		}
 	}
 	body := text.Decode(orig, enc)
 	if enc.Unit != 0 && !bytes.Equal(text.Encode(body, enc), orig) {
@@ -188,6 +195,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		levels = append(levels, res.Matched)
 	}
 	results := ed.ranges
+	if was == "" {
+		was = hash()
+	}
 	newBytes := text.Encode(ed.text, enc)
 	diff := ed.diff(a.Path, body)
 	newSum := sha256.Sum256(newBytes)

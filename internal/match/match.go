@@ -83,8 +83,10 @@ func exact(text, old []byte) []Span {
 }
 
 // Line is one line of a text: where it starts, where its content ends
-// (before "\n" or "\r\n") and where it ends (after them).
-type Line struct{ Start, ContentEnd, End int }
+// (before "\n" or "\r\n") and where it ends (after them). The offsets are
+// 32 bits: a text edit and patch take is at most 1 GiB, and a 10 MiB file's
+// lines then take 3 MiB of memory, not 6.
+type Line struct{ Start, ContentEnd, End int32 }
 
 // Lines splits text into lines.
 func Lines(text []byte) []Line {
@@ -92,7 +94,7 @@ func Lines(text []byte) []Line {
 	for at := 0; at < len(text); {
 		i := bytes.IndexByte(text[at:], '\n')
 		if i < 0 {
-			lines = append(lines, Line{at, len(text), len(text)})
+			lines = append(lines, Line{int32(at), int32(len(text)), int32(len(text))})
 			break
 		}
 		end := at + i
@@ -100,7 +102,7 @@ func Lines(text []byte) []Line {
 		if content > at && text[content-1] == '\r' {
 			content--
 		}
-		lines = append(lines, Line{at, content, end + 1})
+		lines = append(lines, Line{int32(at), int32(content), int32(end + 1)})
 		at = end + 1
 	}
 	return lines
@@ -139,7 +141,7 @@ func byLines(text []byte, tl []Line, old []byte, ol []Line, norm func([]byte) []
 		if withEnd {
 			end = last.End
 		}
-		spans = append(spans, Span{tl[i].Start, end})
+		spans = append(spans, Span{int(tl[i].Start), int(end)})
 		i += len(ol) - 1 // not overlapping
 	}
 	return spans

@@ -174,7 +174,7 @@ func Closest(text, old []byte) (Near, bool) {
 	} else {
 		bestStart = longestStart(th, oh, votes, best, bestStart)
 	}
-	n := Near{First: bestStart + 1, Last: min(len(tl), bestStart+len(ol)), Start: tl[min(bestStart, len(tl)-1)].Start}
+	n := Near{First: bestStart + 1, Last: min(len(tl), bestStart+len(ol)), Start: int(tl[min(bestStart, len(tl)-1)].Start)}
 	for j := range k {
 		i := bestStart + j
 		if i >= len(tl) {
