@@ -61,6 +61,9 @@ var (
 // waiting (a FIFO), never taking a terminal.
 const openFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC
 
+// dirFlags open a directory, and nothing else.
+const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+
 // ReadFile reads the entry whole into buf, grown as needed, and returns
 // what it read: a regular file of at most max bytes, else ErrNotRegular or
 // ErrTooLarge. An entry swapped for a FIFO or device since its directory
@@ -211,7 +214,7 @@ func (w *walker) dir(d dirWork) {
 	if !w.o.NoIgnore {
 		base := w.fromTop(d.rel)
 		for _, name := range ignoreFiles {
-			if _, found := slices.BinarySearchFunc(entries, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) }); !found {
+			if !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name }) {
 				continue
 			}
 			if text, ok := readSmall(d.fd, name); ok {
@@ -239,7 +242,10 @@ func (w *walker) dir(d dirWork) {
 		if !w.visit(Entry{Path: rel, Name: name, Type: e.Type(), dir: d.fd}) || !isDir {
 			continue
 		}
-		sub, err := unix.Openat(d.fd, name, openFlags|unix.O_DIRECTORY, 0)
+		// O_DIRECTORY refuses anything else before opening it (a FIFO put
+		// in its place is not waited on), so no O_NONBLOCK: a descriptor
+		// without it is read without Go's poller trying to take it.
+		sub, err := unix.Openat(d.fd, name, dirFlags, 0)
 		if err != nil {
 			w.stats.Errors.Add(1)
 			continue
@@ -257,8 +263,8 @@ func (w *walker) dir(d dirWork) {
 	}
 }
 
-// readDir lists the directory fd, sorted by name, with the types getdents
-// gives. It reads a duplicate of fd, which the listing closes.
+// readDir lists the directory fd, in the order getdents gives, with the
+// types it gives. It reads a duplicate of fd, which the listing closes.
 func readDir(fd int) ([]fs.DirEntry, error) {
 	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
@@ -270,7 +276,6 @@ func readDir(fd int) ([]fs.DirEntry, error) {
 	if err != nil && len(entries) == 0 {
 		return nil, err
 	}
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, nil
 }
 
