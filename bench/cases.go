@@ -113,17 +113,17 @@ func cases(e *benchEnv) []comparison {
 		{
 			group: "grep", name: "a literal (func main) in the Go source tree",
 			base: []string{"grep", "-rn", "func main", src}, tool: []string{tk, "grep", "func main", src},
-			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, setup: warm,
+			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, maxMiB: 64, setup: warm,
 		},
 		{
 			group: "grep", name: "a regular expression with a character class in the Go source tree",
 			base: []string{"grep", "-rnE", `func \(\w+ \*?[A-Z]\w*\) Read`, src}, tool: []string{tk, "grep", `func \(\w+ \*?[A-Z]\w*\) Read`, src},
-			runs: e.runs, target: "≤ 2.0×, peak ≤ 64 MiB", limit: 2.0, setup: warm,
+			runs: e.runs, target: "≤ 2.0×, peak ≤ 64 MiB", limit: 2.0, maxMiB: 64, setup: warm,
 		},
 		{
 			group: "glob", name: "**/*_test.go in the Go source tree",
 			base: []string{"find", src, "-name", "*_test.go"}, tool: []string{tk, "glob", "**/*_test.go", src},
-			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, setup: warm,
+			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, maxMiB: 64, setup: warm,
 		},
 		{
 			group: "job", name: "a command started in the background (toolkit shell --background)",
@@ -160,7 +160,7 @@ func cases(e *benchEnv) []comparison {
 			group: "edit", name: "one replacement near the end of a 100 MiB text file",
 			base: []string{"/bin/sh", "-c", "sed -i s/OLDMARK/NEWMARK/ " + big + " && sync " + big},
 			tool: []string{tk, "edit", big, "--old", "OLDMARK", "--new", "NEWMARK"},
-			runs: e.runs, target: "≤ 1.5×, peak ≤ 2.5× the file (250 MiB)", limit: 1.5, setup: makeBig, before: freshBig,
+			runs: e.runs, target: "≤ 1.5×, peak ≤ 2.5× the file (250 MiB)", limit: 1.5, maxMiB: 250, setup: makeBig, before: freshBig,
 		},
 		{
 			group: "edit", name: "a failed match on a 10 MiB file, answered with its closest lines",
@@ -188,28 +188,28 @@ func cases(e *benchEnv) []comparison {
 			group: "write", name: "60 MiB in JSON mode, a new file (toolkit write < call.json, 63 MiB)",
 			base: []string{"/bin/sh", "-c", "cat " + content + " > " + out + " && sync " + out},
 			tool: []string{tk, "write"}, stdin: contentJSON,
-			runs: e.runs, target: "≤ 4×, peak ≤ 3× the content (180 MiB)", limit: 4, setup: makeContent, before: noFile, cleanup: removeOut,
+			runs: e.runs, target: "≤ 4×, peak ≤ 3× the content (180 MiB)", limit: 4, maxMiB: 180, setup: makeContent, before: noFile, cleanup: removeOut,
 		},
 		{
 			group: "write", name: "60 MiB through toolkit mcp (initialize, then one write call of 63 MiB)",
 			base: []string{"/bin/sh", "-c", "cat " + content + " > " + out + " && sync " + out},
 			tool: []string{tk, "mcp"}, stdin: mcpWrite,
-			runs: e.runs, target: "peak ≤ 3× the content (180 MiB)", setup: makeMCPWrite, before: noFile, cleanup: removeOut,
+			runs: e.runs, target: "peak ≤ 3× the content (180 MiB)", maxMiB: 180, setup: makeMCPWrite, before: noFile, cleanup: removeOut,
 		},
 		{
 			group: "read", name: "the last 100 of 20,000,000 lines (--offset -100)",
 			base: []string{"tail", "-n", "100", seq}, tool: []string{tk, "read", "--offset", "-100", seq},
-			runs: 4 * e.runs, target: "≤ 3×, peak ≤ 16 MiB", limit: 3, setup: makeSeq,
+			runs: 4 * e.runs, target: "≤ 3×, peak ≤ 16 MiB", limit: 3, maxMiB: 16, setup: makeSeq,
 		},
 		{
 			group: "read", name: "lines 19,999,901-20,000,000 (--offset 19999901 --limit 100)",
 			base: []string{"sed", "-n", "19999901,20000000p", seq}, tool: []string{tk, "read", "--offset", "19999901", "--limit", "100", seq},
-			runs: e.runs, target: "≤ 0.5×, peak ≤ 16 MiB", limit: 0.5, setup: makeSeq,
+			runs: e.runs, target: "≤ 0.5×, peak ≤ 16 MiB", limit: 0.5, maxMiB: 16, setup: makeSeq,
 		},
 		{
 			group: "read", name: "the first 2000 lines",
 			base: []string{"/bin/sh", "-c", "cat -n " + seq + " | head -n 2000"}, tool: []string{tk, "read", seq},
-			runs: 4 * e.runs, target: "≤ 2×, peak ≤ 16 MiB", limit: 2, setup: makeSeq,
+			runs: 4 * e.runs, target: "≤ 2×, peak ≤ 16 MiB", limit: 2, maxMiB: 16, setup: makeSeq,
 		},
 		{
 			group: "shell", name: "toolkit shell true, against /bin/sh -c true (startup)",
@@ -224,7 +224,7 @@ func cases(e *benchEnv) []comparison {
 		{
 			group: "shell", name: "1 GiB of output, cut and spilled (head -c 1G /dev/zero)",
 			base: []string{"/bin/sh", "-c", "head -c 1G /dev/zero | cat > /dev/null"}, tool: []string{tk, "shell", "head -c 1G /dev/zero"},
-			runs: e.runs, target: "≤ 2.0×, peak ≤ 32 MiB", limit: 2.0, cleanup: e.removeSpills,
+			runs: e.runs, target: "≤ 2.0×, peak ≤ 32 MiB", limit: 2.0, maxMiB: 32, cleanup: e.removeSpills,
 		},
 		{
 			group: "shell", name: "1 GiB of output with --raw (head -c 1G /dev/zero)",
@@ -254,7 +254,7 @@ func cases(e *benchEnv) []comparison {
 				e.removeSpills()
 				peak1M, peak1G = m1.rss, m2.rss
 				e.notes = append(e.notes, fmt.Sprintf("shell peak memory: %.1f MiB at 1 MiB of output, %.1f MiB at 1 GiB (%+.0f %%); target ≤ 32 MiB and within ±20 %%",
-					float64(peak1M)/1024, float64(peak1G)/1024, 100*(float64(peak1G)/float64(peak1M)-1)))
+					mib(peak1M), mib(peak1G), 100*(float64(peak1G)/float64(peak1M)-1)))
 				return nil
 			},
 		},

@@ -11,6 +11,8 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,12 +33,97 @@ type measure struct {
 }
 
 // run runs argv with stdin from in (a file path, or "") and stdout to
-// /dev/null, and returns its wall time and peak memory.
+// /dev/null, through the runner, and returns its wall time and peak memory.
 func run(argv []string, in string, env []string) (measure, error) {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	if in != "" {
-		f, err := os.Open(in)
+	return theRunner.run(request{Argv: argv, In: in, Env: env})
+}
+
+// The runner is a second process of the bench's own binary, started before
+// the bench holds any memory, that starts every measured command. The peak
+// resident set wait4 gives for a command counts the process that started
+// it: Go starts a command by vfork, and at exec the kernel keeps the larger
+// of the two peaks. Started from the bench, which holds test files of
+// 100 MiB, every command's peak would be at least the bench's own.
+type runner struct {
+	enc *json.Encoder
+	dec *json.Decoder
+}
+
+type request struct {
+	Argv []string
+	In   string
+	Env  []string
+}
+
+type reply struct {
+	Wall time.Duration
+	RSS  int64 // KiB
+	Err  string
+}
+
+var theRunner *runner
+
+// startRunner starts the runner: this binary again, with -runner.
+func startRunner() (*runner, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "-runner")
+	cmd.Stderr = os.Stderr
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	r, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &runner{enc: json.NewEncoder(w), dec: json.NewDecoder(r)}, nil
+}
+
+func (r *runner) run(q request) (measure, error) {
+	if err := r.enc.Encode(q); err != nil {
+		return measure{}, err
+	}
+	var a reply
+	if err := r.dec.Decode(&a); err != nil {
+		return measure{}, err
+	}
+	if a.Err != "" {
+		return measure{}, errors.New(a.Err)
+	}
+	return measure{wall: a.Wall, rss: a.RSS}, nil
+}
+
+// serveRunner is the runner's side: each request in, its command run, each
+// reply out.
+func serveRunner() {
+	dec, enc := json.NewDecoder(os.Stdin), json.NewEncoder(os.Stdout)
+	for {
+		var q request
+		if err := dec.Decode(&q); err != nil {
+			return
+		}
+		m, err := runHere(q)
+		a := reply{Wall: m.wall, RSS: m.rss}
+		if err != nil {
+			a.Err = err.Error()
+		}
+		if err := enc.Encode(a); err != nil {
+			return
+		}
+	}
+}
+
+func runHere(q request) (measure, error) {
+	cmd := exec.Command(q.Argv[0], q.Argv[1:]...)
+	cmd.Env = append(os.Environ(), q.Env...)
+	if q.In != "" {
+		f, err := os.Open(q.In)
 		if err != nil {
 			return measure{}, err
 		}
@@ -47,7 +134,7 @@ func run(argv []string, in string, env []string) (measure, error) {
 	cmd.Stderr = &stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return measure{}, fmt.Errorf("%v: %v: %s", argv, err, stderr.String())
+		return measure{}, fmt.Errorf("%v: %v: %s", q.Argv, err, stderr.String())
 	}
 	wall := time.Since(start)
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
@@ -75,6 +162,7 @@ type comparison struct {
 	target      string  // what the target says, for the report
 	limit       float64 // the largest ratio the target allows (0: none)
 	maxMS       float64 // the longest toolkit's median may take, in ms (0: none)
+	maxMiB      float64 // the most toolkit's peak may be, in MiB (0: none)
 	setup       func() error
 	before      func() error // before each run of either side, so both start alike
 	cleanup     func()
@@ -124,6 +212,10 @@ func (c comparison) measure() (row, error) {
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "-runner" {
+		serveRunner()
+		return
+	}
 	toolkit := flag.String("toolkit", "", "the toolkit binary to measure (built by bench/run)")
 	only := flag.String("only", "", "run only the cases of these groups, comma-separated (grep,glob,job,edit,patch,write,read,shell,mcp)")
 	runs := flag.Int("runs", 5, "runs of each side of each case (startup cases run 4× as many)")
@@ -150,6 +242,12 @@ func main() {
 		defer os.RemoveAll(d)
 		dir = d
 	}
+	r, err := startRunner()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: the runner:", err)
+		os.Exit(1)
+	}
+	theRunner = r
 	env := &benchEnv{toolkit: *toolkit, dir: dir, runs: *runs}
 	var rows []row
 	for _, c := range cases(env) {
@@ -200,8 +298,9 @@ func main() {
 
 // met says whether the row meets its target; ok false when it has none.
 func (r row) met() (met, ok bool) {
-	met = (r.c.limit == 0 || r.ratio() <= r.c.limit) && (r.c.maxMS == 0 || ms(r.tool.wall) <= r.c.maxMS)
-	return met, r.c.limit > 0 || r.c.maxMS > 0
+	met = (r.c.limit == 0 || r.ratio() <= r.c.limit) && (r.c.maxMS == 0 || ms(r.tool.wall) <= r.c.maxMS) &&
+		(r.c.maxMiB == 0 || mib(r.tool.rss) <= r.c.maxMiB)
+	return met, r.c.limit > 0 || r.c.maxMS > 0 || r.c.maxMiB > 0
 }
 
 func printRow(w io.Writer, r row) {
@@ -209,11 +308,21 @@ func printRow(w io.Writer, r row) {
 	if met, ok := r.met(); ok {
 		verdict = map[bool]string{true: "meets the target", false: "MISSES the target"}[met]
 	}
-	fmt.Fprintf(w, "%-7s %-58s base %8.1f ms  toolkit %8.1f ms  ratio %5.2f  peak %6.1f MiB  %s %s\n",
-		r.c.group, r.c.name, ms(r.base.wall), ms(r.tool.wall), r.ratio(), float64(r.tool.rss)/1024, r.c.target, verdict)
+	fmt.Fprintf(w, "%-7s %-58s base %8.1f ms  toolkit %8.1f ms  ratio %5.2f  peak %10s  %s %s\n",
+		r.c.group, r.c.name, ms(r.base.wall), ms(r.tool.wall), r.ratio(), peak(r.tool.rss), r.c.target, verdict)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func mib(kib int64) float64 { return float64(kib) / 1024 }
+
+// peak words a peak resident set in KiB; none is measured as 0.
+func peak(kib int64) string {
+	if kib == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MiB", mib(kib))
+}
 
 func writeMarkdown(path, dir string, rows []row, notes, gobench []string) error {
 	// Commands as a reader can run them: the work directory as $WORK, and
@@ -246,8 +355,8 @@ func writeMarkdown(path, dir string, rows []row, notes, gobench []string) error 
 		if met, ok := r.met(); ok {
 			verdict = map[bool]string{true: " (met)", false: " (**missed**)"}[met]
 		}
-		fmt.Fprintf(w, "| %s | `%s` | %.1f | %.1f | %.2f | %.1f MiB | %s%s |\n",
-			r.c.name, cell(strings.Join(r.c.base, " ")), ms(r.base.wall), ms(r.tool.wall), r.ratio(), float64(r.tool.rss)/1024, r.c.target, verdict)
+		fmt.Fprintf(w, "| %s | `%s` | %.1f | %.1f | %.2f | %s | %s%s |\n",
+			r.c.name, cell(strings.Join(r.c.base, " ")), ms(r.base.wall), ms(r.tool.wall), r.ratio(), peak(r.tool.rss), r.c.target, verdict)
 	}
 	if len(gobench) > 0 {
 		fmt.Fprintf(w, "\n## Go benchmarks (testing.B)\n\nThe cleaner's target: ≥ 1 GB/s on text with no escapes (`BenchmarkClean/plain`).\n\n```\n%s\n```\n", strings.Join(gobench, "\n"))
