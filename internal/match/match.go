@@ -24,6 +24,7 @@ package match
 import (
 	"bytes"
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -56,11 +57,18 @@ func Find(text, old []byte) (Level, []Span) {
 			return LineEndings, spans
 		}
 	}
-	tl, ol := Lines(text), Lines(old)
-	if spans := byLines(text, tl, old, ol, trailing); len(spans) > 0 {
+	var tl []Line // the text's lines, split once the first level needs them
+	textLines := func() []Line {
+		if tl == nil {
+			tl = Lines(text)
+		}
+		return tl
+	}
+	ol := Lines(old)
+	if spans := byLines(text, textLines, old, ol, trailing); len(spans) > 0 {
 		return TrailingSpace, spans
 	}
-	if spans := byLines(text, tl, old, ol, indented); len(spans) > 0 {
+	if spans := byLines(text, textLines, old, ol, indented); len(spans) > 0 {
 		return Indentation, spans
 	}
 	if spans := mapped(text, old, lookAlike); len(spans) > 0 {
@@ -108,20 +116,48 @@ func Lines(text []byte) []Line {
 	return lines
 }
 
-func trailing(b []byte) []byte { return bytes.TrimRight(b, " \t") }
-func indented(b []byte) []byte { return bytes.TrimLeft(bytes.TrimRight(b, " \t"), " \t") }
+// trailing is b without its trailing blanks, indented without the leading
+// ones too. (bytes.TrimRight with a cutset of two builds a set each call,
+// which was most of the time a failed match took on a 10 MiB file.)
+func trailing(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func indented(b []byte) []byte {
+	b = trailing(b)
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
 
 // byLines finds old's lines as whole lines of text, each compared through
 // norm. Blank lines at old's ends count, as they must be there too. When
 // old ends with a line end, the place takes the last line's end with it.
-func byLines(text []byte, tl []Line, old []byte, ol []Line, norm func([]byte) []byte) []Span {
-	if len(ol) == 0 || len(ol) > len(tl) {
+func byLines(text []byte, textLines func() []Line, old []byte, ol []Line, norm func([]byte) []byte) []Span {
+	if len(ol) == 0 {
 		return nil
 	}
 	withEnd := old[len(old)-1] == '\n'
 	want := make([][]byte, len(ol))
+	var longest []byte
 	for j, o := range ol {
 		want[j] = norm(old[o.Start:o.ContentEnd])
+		if len(want[j]) > len(longest) {
+			longest = want[j]
+		}
+	}
+	// A line that matches holds its wanted line as it is: where the
+	// longest is nowhere in the text, no line can match.
+	if !bytes.Contains(text, longest) {
+		return nil
+	}
+	tl := textLines()
+	if len(ol) > len(tl) {
+		return nil
 	}
 	var spans []Span
 	for i := 0; i+len(ol) <= len(tl); i++ {
@@ -150,17 +186,35 @@ func byLines(text []byte, tl []Line, old []byte, ol []Line, norm func([]byte) []
 // mapped finds old in text after both are rewritten by fold, a character at
 // a time, and returns the places in text's own bytes.
 func mapped(text, old []byte, fold func([]byte) (string, int)) []Span {
-	ft, moves := folded(text, fold)
 	fo, _ := folded(old, fold)
-	if len(fo) == 0 {
+	if len(fo) == 0 || !bytes.Contains(text, kept(fo)) {
 		return nil
 	}
+	ft, moves := folded(text, fold)
 	var spans []Span
 	for _, s := range exact(ft, fo) {
 		spans = append(spans, Span{back(moves, s.Start), back(moves, s.End)})
 	}
 	return spans
 }
+
+// kept is the longest run of folded bytes that no fold gives: a run that
+// must be in the text as it is, since a fold gives only the bytes of
+// foldBytes. Where it is not in the text, old folded is not in the text
+// folded either, and the text need not be folded to know it.
+func kept(folded []byte) []byte {
+	var longest []byte
+	for f := range bytes.FieldsFuncSeq(folded, func(r rune) bool { return strings.ContainsRune(foldBytes, r) }) {
+		if len(f) > len(longest) {
+			longest = f
+		}
+	}
+	return longest
+}
+
+// foldBytes are the bytes a fold may give: "\n" for "\r\n", and those of
+// the ASCII characters look-alikes fold to.
+const foldBytes = "\n'\"- ."
 
 // move is where a fold changed the text: from out in the folded text and
 // in in the text, up to the next move. Inside a fold (in the bytes a fold

@@ -40,6 +40,26 @@ func TestLevels(t *testing.T) {
 	}
 }
 
+// TestFoldBytes: every byte a fold gives is in foldBytes, which mapped's
+// shortcut counts on (a look-alike folding to another byte would make it
+// miss matches).
+func TestFoldBytes(t *testing.T) {
+	gives := []string{"\n"} // "\r\n"
+	for _, a := range ascii {
+		gives = append(gives, a)
+	}
+	for _, g := range gives {
+		for _, c := range []byte(g) {
+			if !strings.ContainsRune(foldBytes, rune(c)) {
+				t.Errorf("a fold gives %q, which foldBytes (%q) does not hold", c, foldBytes)
+			}
+		}
+	}
+	if got := string(kept([]byte("func step(ctx, q) - x"))); got != "step(ctx," {
+		t.Errorf("kept = %q, want the longest run without fold bytes", got)
+	}
+}
+
 func TestReplacement(t *testing.T) {
 	for name, tc := range map[string]struct{ text, old, new, want string }{
 		"crlf kept":         {"a\r\nb\r\nc\r\n", "b\n", "B\nB2\n", "a\r\nB\r\nB2\r\nc\r\n"},
