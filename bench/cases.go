@@ -175,6 +175,14 @@ func cases(e *benchEnv) []comparison {
 			runs: e.runs, target: "≤ 2.0×", limit: 2.0, setup: func() error { return makeRepo(repo, diff, 200) }, before: resetRepo,
 		},
 		{
+			// git apply writes each file in place, with no sync and no way
+			// back; patch stages all, syncs each, and then renames them in.
+			// This baseline does the syncing too.
+			group: "patch", name: "the same diff, against git apply and a sync of the files it wrote",
+			base: inRepo("git apply " + diff + " && sync f*.txt"), tool: inRepo(tk + " patch " + diff),
+			runs: e.runs, target: "report the ratio", before: resetRepo,
+		},
+		{
 			group: "write", name: "60 MiB in person mode, a new file (toolkit write f < content)",
 			base: catBase, stdin: content, tool: []string{tk, "write", out},
 			runs: e.runs, target: "≤ 1.5×", limit: 1.5, setup: makeContent, before: noFile, cleanup: removeOut,
