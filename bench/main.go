@@ -35,7 +35,9 @@ type measure struct {
 // run runs argv with stdin from in (a file path, or "") and stdout to
 // /dev/null, through the runner, and returns its wall time and peak memory.
 func run(argv []string, in string, env []string) (measure, error) {
-	return theRunner.run(request{Argv: argv, In: in, Env: env})
+	// The runner's environment is the bench's when it started: the
+	// command takes the bench's as it is now.
+	return theRunner.run(request{Argv: argv, In: in, Env: append(os.Environ(), env...)})
 }
 
 // The runner is a second process of the bench's own binary, started before
@@ -52,7 +54,7 @@ type runner struct {
 type request struct {
 	Argv []string
 	In   string
-	Env  []string
+	Env  []string // the whole environment
 }
 
 type reply struct {
@@ -121,7 +123,7 @@ func serveRunner() {
 
 func runHere(q request) (measure, error) {
 	cmd := exec.Command(q.Argv[0], q.Argv[1:]...)
-	cmd.Env = append(os.Environ(), q.Env...)
+	cmd.Env = q.Env
 	if q.In != "" {
 		f, err := os.Open(q.In)
 		if err != nil {
@@ -271,6 +273,7 @@ func main() {
 		printRow(os.Stdout, r)
 		rows = append(rows, r)
 		binarySize(env)
+		faultCost(env)
 	}
 	for _, n := range env.notes {
 		fmt.Println(n)
