@@ -292,7 +292,7 @@ func main() {
 				}
 			}
 		}
-		if err := writeMarkdown(*md, dir, rows, env.notes, gb); err != nil {
+		if err := writeMarkdown(*md, dir, *toolkit, rows, env.notes, gb); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -327,11 +327,12 @@ func peak(kib int64) string {
 	return fmt.Sprintf("%.1f MiB", mib(kib))
 }
 
-func writeMarkdown(path, dir string, rows []row, notes, gobench []string) error {
-	// Commands as a reader can run them: the work directory as $WORK, and
-	// pipes escaped for the table.
+func writeMarkdown(path, dir, toolkit string, rows []row, notes, gobench []string) error {
+	// Commands as a reader can run them: the binary as toolkit, the work
+	// directory as $WORK, and pipes escaped for the table.
 	cell := func(s string) string {
-		return strings.ReplaceAll(strings.ReplaceAll(s, dir, "$WORK"), "|", "\\|")
+		s = strings.ReplaceAll(strings.ReplaceAll(s, toolkit, "toolkit"), dir, "$WORK")
+		return strings.ReplaceAll(s, "|", "\\|")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
