@@ -48,14 +48,7 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	default:
 		wait = life + h.Limits.Grace + 10*time.Second // to its end
 	}
-	maxOutput := h.MaxOutput
-	if a.MaxOutput != nil {
-		if n := *a.MaxOutput; n > h.MaxOutput {
-			notes = append(notes, fmt.Sprintf("[max_output %d is more than the host's %d; used %d]", n, h.MaxOutput, h.MaxOutput))
-		} else {
-			maxOutput = n
-		}
-	}
+	notes = append(notes, h.takeMaxOutput(a.MaxOutput)...)
 
 	sess, err := openSession(&a, h)
 	if err != nil {
@@ -88,13 +81,13 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 		wait = max(0, backgroundWait-time.Since(started))
 	}
 	running := fmt.Sprintf("[still running as job %s; toolkit job %s to follow it]", j.ID, j.ID)
-	look := jobs.LookOptions{Wait: wait, MaxOutput: maxOutput, Raw: h.Raw, Running: running}
+	look := jobs.LookOptions{Wait: wait, MaxOutput: h.MaxOutput, Raw: h.Raw, Running: running}
 	v, err := jobs.Look(ctx, j, look)
 	if err == nil && v.Running && ctx.Err() != nil {
 		// A signal to toolkit or a cancelled call, before the call could
 		// say which job the command runs as: it stops with the call.
 		_ = j.Stop(stopWhy(context.Cause(ctx)))
-		rest, lerr := jobs.Look(context.Background(), j, jobs.LookOptions{MaxOutput: maxOutput, Raw: h.Raw})
+		rest, lerr := jobs.Look(context.Background(), j, jobs.LookOptions{MaxOutput: h.MaxOutput, Raw: h.Raw})
 		if lerr == nil {
 			rest.Text = v.Text[:len(v.Text)-len(running)-1] + rest.Text
 			v = rest

@@ -39,13 +39,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		}
 		timeout = time.Duration(secs) * time.Second
 	}
-	if a.MaxOutput != nil {
-		if n := *a.MaxOutput; n > h.MaxOutput {
-			notes = append(notes, fmt.Sprintf("[max_output %d is more than the host's %d; used %d]", n, h.MaxOutput, h.MaxOutput))
-		} else {
-			h.MaxOutput = n
-		}
-	}
+	notes = append(notes, h.takeMaxOutput(a.MaxOutput)...)
 
 	sess, err := openSession(&a, h)
 	if err != nil {
