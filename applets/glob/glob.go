@@ -27,6 +27,7 @@ import (
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
+	"toolkit/internal/page"
 	"toolkit/internal/root"
 	"toolkit/internal/walk"
 )
@@ -189,13 +190,7 @@ func listed(out []found, offset, limit int, order string, stats *walk.Stats) out
 		return strings.Compare(a.path, b.path)
 	})
 	d := Details{Found: len(out), Skipped: SkipDetails{Ignored: stats.Ignored.Load(), Hidden: stats.Hidden.Load(), Unreadable: stats.Errors.Load()}}
-	shown := out
-	if offset-1 < len(shown) {
-		shown = shown[offset-1:]
-	} else {
-		shown = nil
-	}
-	shown = shown[:min(len(shown), limit)]
+	shown := page.Of(out, offset, limit)
 	d.Shown = len(shown)
 	var b strings.Builder
 	for _, f := range shown {
@@ -218,16 +213,12 @@ func listed(out []found, offset, limit int, order string, stats *walk.Stats) out
 			b.WriteString(", by path")
 		}
 	}
-	if d.Shown > 0 && (offset > 1 || d.Shown < len(out)) {
-		fmt.Fprintf(&b, "; shown %d-%d", offset, offset+d.Shown-1)
+	note, next := page.Note(offset, d.Shown, int64(len(out)))
+	if next > 0 {
+		n := int(next)
+		d.NextOffset = &n
 	}
-	if next := offset + d.Shown; d.Shown > 0 && next <= len(out) {
-		d.NextOffset = &next
-		fmt.Fprintf(&b, "; next: offset %d", next)
-	} else if d.Shown == 0 && len(out) > 0 {
-		fmt.Fprintf(&b, "; offset %d is past the last (%d)", offset, len(out))
-	}
-	b.WriteString("]\n")
+	b.WriteString(note + "]\n")
 	var skipped []string
 	if n := d.Skipped.Ignored; n > 0 {
 		skipped = append(skipped, fmt.Sprintf("%d ignored (.gitignore, .ignore; no_ignore to list them)", n))

@@ -37,6 +37,7 @@ import (
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
+	"toolkit/internal/page"
 	"toolkit/internal/root"
 	"toolkit/internal/text"
 	"toolkit/internal/walk"
@@ -470,23 +471,12 @@ func (s *search) result(offset, limit int, stats *walk.Stats) outcome.Outcome {
 			}
 			return 1
 		})
-		if offset-1 < len(hits) {
-			hits = hits[offset-1:]
-		} else {
-			hits = nil
-		}
-		hits = hits[:min(len(hits), limit)]
+		hits = page.Of(hits, offset, limit)
 		d.Shown = len(hits)
 		writeHits(&b, hits, s.context > 0)
 	default:
 		total = int64(len(s.counts))
-		counts := s.counts
-		if offset-1 < len(counts) {
-			counts = counts[offset-1:]
-		} else {
-			counts = nil
-		}
-		counts = counts[:min(len(counts), limit)]
+		counts := page.Of(s.counts, offset, limit)
 		d.Shown = len(counts)
 		for _, c := range counts {
 			if s.mode == "files" {
@@ -506,16 +496,11 @@ func (s *search) result(offset, limit int, stats *walk.Stats) outcome.Outcome {
 	default:
 		fmt.Fprintf(&b, "%d %s (%d %s)", d.Files, plural(d.Files, "file matches", "files match"), s.matches, plural(s.matches, "line", "lines"))
 	}
-	if d.Shown > 0 && (offset > 1 || int64(d.Shown) < total) {
-		fmt.Fprintf(&b, "; shown %d-%d", offset, offset+d.Shown-1)
-	}
-	if next := int64(offset) + int64(d.Shown); d.Shown > 0 && next <= total {
+	note, next := page.Note(offset, d.Shown, total)
+	if next > 0 {
 		d.NextOffset = &next
-		fmt.Fprintf(&b, "; next: offset %d", next)
-	} else if d.Shown == 0 && s.matches > 0 {
-		fmt.Fprintf(&b, "; offset %d is past the last (%d)", offset, total)
 	}
-	b.WriteString("]\n")
+	b.WriteString(note + "]\n")
 	if skipped := skippedLine(d.Skipped); skipped != "" {
 		b.WriteString(skipped + "\n")
 	}
