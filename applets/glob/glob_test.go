@@ -13,20 +13,9 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"toolkit/internal/gittest"
 	"toolkit/internal/outcome"
 )
-
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "XDG_CONFIG_HOME="+dir)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return string(out)
-}
 
 func run(t *testing.T, dir string, a Args) outcome.Outcome {
 	t.Helper()
@@ -82,9 +71,9 @@ func TestAgainstGitLsFiles(t *testing.T) {
 		}
 		fill(dir, 0)
 		os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.log\n!dir1/**/c.log\nsub/sub/\n"), 0o644)
-		git(t, dir, "init", "-q", ".")
-		git(t, dir, "add", "-A")
-		tracked := strings.Split(strings.TrimSuffix(git(t, dir, "ls-files"), "\n"), "\n")
+		gittest.Run(t, dir, "init", "-q", ".")
+		gittest.Run(t, dir, "add", "-A")
+		tracked := strings.Split(strings.TrimSuffix(gittest.Run(t, dir, "ls-files"), "\n"), "\n")
 		for _, p := range patterns {
 			var want []string
 			for _, f := range tracked {

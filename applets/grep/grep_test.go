@@ -11,18 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"toolkit/internal/gittest"
 	"toolkit/internal/outcome"
 )
-
-// git runs git in dir with no configuration but the repository's own.
-func git(t *testing.T, dir string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "XDG_CONFIG_HOME="+dir)
-	out, err := cmd.Output()
-	return string(out), err
-}
 
 var words = []string{"alpha", "beta", "Gamma", "delta", "x1", "foo_bar", "a.b", "(paren)", "tab\there", "ÜBER", "über"}
 
@@ -66,12 +57,8 @@ func randomRepo(t *testing.T, rng *rand.Rand) string {
 	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.log\n!sub/c.log\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := git(t, dir, "init", "-q", "."); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := git(t, dir, "add", "-A"); err != nil {
-		t.Fatal(err)
-	}
+	gittest.Run(t, dir, "init", "-q", ".")
+	gittest.Run(t, dir, "add", "-A")
 	return dir
 }
 
@@ -106,7 +93,9 @@ func TestAgainstGitGrep(t *testing.T) {
 			if p.ignoreCase {
 				args = append(args, "-i")
 			}
-			out, err := git(t, dir, append(args, "-e", p.pattern)...)
+			// git grep exits 1 when nothing matches.
+			b, err := gittest.Command(dir, append(args, "-e", p.pattern)...).Output()
+			out := string(b)
 			if err != nil && out != "" {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"toolkit/internal/gittest"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
 )
@@ -84,14 +85,7 @@ func TestOracle(t *testing.T) {
 		dir := t.TempDir()
 		git := func(args ...string) string {
 			t.Helper()
-			cmd := exec.Command("git", args...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("git %v: %v", args, err)
-			}
-			return string(out)
+			return gittest.Run(t, dir, args...)
 		}
 		git("init", "-q", ".")
 		before := map[string]string{}

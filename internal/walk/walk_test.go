@@ -11,20 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-)
 
-// git runs git in dir with no configuration but the repository's own.
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "XDG_CONFIG_HOME="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
+	"toolkit/internal/gittest"
+)
 
 // files walks dir as grep and glob do (hidden names too, as git lists
 // them) and returns the regular files it finds, sorted.
@@ -122,11 +111,11 @@ func TestAgainstGit(t *testing.T) {
 		dir := t.TempDir()
 		randomTree(t, rng, dir, 0)
 		exclude := []string{randomPattern(rng)}
-		git(t, dir, "init", "-q", ".")
+		gittest.Run(t, dir, "init", "-q", ".")
 		if err := os.WriteFile(filepath.Join(dir, ".git/info/exclude"), []byte(strings.Join(exclude, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		want := splitZ(git(t, dir, "ls-files", "-z", "--others", "--exclude-standard"))
+		want := splitZ(gittest.Run(t, dir, "ls-files", "-z", "--others", "--exclude-standard"))
 		got := files(t, dir, Options{Hidden: true})
 		compared += len(want)
 		for _, p := range files(t, dir, Options{Hidden: true, NoIgnore: true}) {
@@ -164,10 +153,7 @@ func TestAgainstGit(t *testing.T) {
 
 // gitIgnores asks git whether it ignores the directory name.
 func gitIgnores(dir, name string) bool {
-	cmd := exec.Command("git", "check-ignore", "-q", name+"/")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "XDG_CONFIG_HOME="+dir)
-	return cmd.Run() == nil
+	return gittest.Command(dir, "check-ignore", "-q", name+"/").Run() == nil
 }
 
 func splitZ(s string) []string {
