@@ -8,7 +8,7 @@ import (
 	"toolkit/internal/match"
 )
 
-// applied is how the hunks of one file went.
+// applied is how the hunks of one section went.
 type applied struct {
 	text    []byte
 	added   int // lines
@@ -29,81 +29,310 @@ func (e *HunkError) Error() string {
 	return fmt.Sprintf("hunk %d (%s) does not apply: %s", e.Hunk, e.Header, e.Msg)
 }
 
-// apply applies a file's hunks to text, in order, each found after the one
-// before.
+// apply applies a section's hunks to text, in order, each found after the
+// one before, line by line: a hunk's lines are whole lines of the file,
+// never part of one. The lines a hunk keeps keep their bytes, line ends
+// included; the lines it adds take the line end of the place they go to.
+// The result is built once, whatever the number of hunks.
 func apply(text []byte, hunks []Hunk) (applied, error) {
-	res := applied{text: text}
-	pos := 0   // where the next hunk is looked for
-	shift := 0 // lines the hunks so far added, less those they removed
+	a := &applier{text: text, lines: match.Lines(text)}
+	a.out.Grow(len(text) + len(text)/8)
 	for i, h := range hunks {
-		old, new := []byte(h.Old()), []byte(h.New())
-		from := pos
-		for _, a := range h.Anchors {
-			at, ok := findLine(res.text, from, a)
-			if !ok {
-				return res, &HunkError{i + 1, h.Header, fmt.Sprintf("its @@ line %q is not in the file after line %d", a, lineOf(res.text, from))}
-			}
-			from = at
+		if err := a.hunk(i, h); err != nil {
+			return a.res, err
 		}
-		var span match.Span
-		level := match.Exact
-		switch {
-		case len(old) == 0:
-			// Lines added with no context: after the anchor, at the line the
-			// header names, or at the end.
-			at := len(res.text)
-			switch {
-			case len(h.Anchors) > 0:
-				at = from
-			case h.OldLine > 0 && !h.AtEnd:
-				at = max(from, lineStart(res.text, h.OldLine+shift))
-			}
-			span = match.Span{Start: at, End: at}
-		default:
-			var spans []match.Span
-			level, spans = match.Find(res.text[from:], old)
-			spans = shifted(spans, from)
-			if h.AtEnd {
-				spans = atEnd(res.text, spans)
-			}
-			if len(spans) == 0 {
-				if len(new) > 0 && !bytes.Equal(old, new) {
-					if _, done := match.Find(res.text[from:], new); len(done) > 0 {
-						res.already = append(res.already, i+1)
-						continue
-					}
-				}
-				return res, &HunkError{i + 1, h.Header, nearest(res.text, from, old, h.OldLine+shift)}
-			}
-			span = nearestTo(res.text, spans, h.OldLine+shift)
-		}
-		repl := match.Replacement(res.text, span, level, old, new)
-		gone, came := count(h, '-'), count(h, '+')
-		res.removed += gone
-		res.added += came
-		shift += came - gone
-		if level != match.Exact && !contains(res.levels, level.String()) {
-			res.levels = append(res.levels, level.String())
-		}
-		var out bytes.Buffer
-		out.Grow(len(res.text) + len(repl) - (span.End - span.Start))
-		out.Write(res.text[:span.Start])
-		out.Write(repl)
-		out.Write(res.text[span.End:])
-		pos = span.Start + len(repl)
-		res.text = out.Bytes()
 	}
-	return res, nil
+	a.copyTo(len(a.lines))
+	a.res.text = a.out.Bytes()
+	if a.res.text == nil {
+		a.res.text = []byte{} // a file left empty is a file, not none
+	}
+	return a.res, nil
 }
 
-func count(h Hunk, kind byte) int {
-	n := 0
+type applier struct {
+	text   []byte
+	lines  []match.Line
+	out    bytes.Buffer
+	copied int // the lines of text that are in out, or replaced
+	pos    int // the first line the next hunk may start at
+	res    applied
+}
+
+// line is line i of the text without its line end, and with it.
+func (a *applier) line(i int) []byte { return a.text[a.lines[i].Start:a.lines[i].ContentEnd] }
+func (a *applier) whole(i int) []byte {
+	return a.text[a.lines[i].Start:a.lines[i].End]
+}
+
+// eol is the line end of the place at line i: that line's, else the line
+// before's, else "\n".
+func (a *applier) eol(i int) []byte {
+	for _, j := range []int{i, i - 1} {
+		if j >= 0 && j < len(a.lines) {
+			if l := a.lines[j]; l.End > l.ContentEnd {
+				return a.text[l.ContentEnd:l.End]
+			}
+		}
+	}
+	return []byte("\n")
+}
+
+// write puts b in the output, ending the line before it if it had no end
+// (the file's last line, when lines come after it now).
+func (a *applier) write(b []byte, at int) {
+	if n := a.out.Len(); n > 0 && a.out.Bytes()[n-1] != '\n' && len(b) > 0 {
+		a.out.Write(a.eol(at))
+	}
+	a.out.Write(b)
+}
+
+// copyTo copies the text's lines up to line n into the output.
+func (a *applier) copyTo(n int) {
+	if n <= a.copied {
+		return
+	}
+	a.write(a.text[a.lines[a.copied].Start:a.lines[n-1].End], a.copied)
+	a.copied = n
+}
+
+// sides are a hunk's old lines (context and removed) and new ones (context
+// and added).
+func sides(lines []Line) (old, new [][]byte) {
+	for _, l := range lines {
+		if l.Kind != '+' {
+			old = append(old, []byte(l.Text))
+		}
+		if l.Kind != '-' {
+			new = append(new, []byte(l.Text))
+		}
+	}
+	return old, new
+}
+
+// hunk applies hunk i.
+func (a *applier) hunk(i int, h Hunk) error {
+	from := a.pos
+	for _, anchor := range h.Anchors {
+		at, _, ok := a.seek([][]byte{[]byte(anchor)}, from, -1, false, false)
+		if !ok {
+			return &HunkError{i + 1, h.Header, fmt.Sprintf("its @@ line %q is not in the file after line %d", anchor, from)}
+		}
+		from = at + 1
+	}
+	lines := h.Lines
+	old, new := sides(lines)
+	begin, end := a.anchored(h)
+	hint := -1
+	if h.Unified {
+		hint = h.OldLine - 1 // the text's own lines: the hunks before move nothing
+
+	}
+	var at int
+	level := match.Exact
+	switch {
+	case len(old) == 0 && h.Unified:
+		// Lines added with no context go where the header says.
+		at = min(max(hint, from), len(a.lines))
+	case len(old) == 0:
+		// Codex puts lines added with no context at the end of the file;
+		// after an @@ line, they go after it.
+		at = len(a.lines)
+		if len(h.Anchors) > 0 {
+			at = from
+		}
+	default:
+		var ok bool
+		at, level, ok = a.seek(old, from, hint, begin, end)
+		if !ok && !h.Unified && len(old[len(old)-1]) == 0 && lines[len(lines)-1].Kind != '+' {
+			// A blank last line of an envelope's hunk may stand for the
+			// file's last line end: tried without it, as Codex does.
+			lines = lines[:len(lines)-1]
+			old, new = sides(lines)
+			if len(old) == 0 {
+				at, ok = from, true
+			} else {
+				at, level, ok = a.seek(old, from, hint, begin, end)
+			}
+		}
+		if !ok {
+			// Already applied: its added lines are there with its context,
+			// and what it removes is gone. A hunk that adds nothing cannot
+			// show that it was applied.
+			if countKind(lines, '+') > 0 && !equalLines(old, new) {
+				if done, _, found := a.seek(new, from, hint, begin, end); found {
+					a.res.already = append(a.res.already, i+1)
+					a.pos = done + len(new)
+					return nil
+				}
+			}
+			return &HunkError{i + 1, h.Header, a.nearest(old, from, hint, begin, end)}
+		}
+	}
+	a.put(at, lines, len(old), level)
+	if level != match.Exact && !contains(a.res.levels, level.String()) {
+		a.res.levels = append(a.res.levels, level.String())
+	}
+	return nil
+}
+
+// anchored says where a unified hunk must match, as git apply has it: one
+// whose header names line 1 (or 0) at the start of the file, one with
+// context before its change and none after at the end. A hunk with no
+// context at all is placed by its header alone (git apply --unidiff-zero).
+func (a *applier) anchored(h Hunk) (begin, end bool) {
+	if !h.Unified {
+		return false, h.AtEnd
+	}
+	context := false
 	for _, l := range h.Lines {
+		if l.Kind == ' ' {
+			context = true
+			break
+		}
+	}
+	if !context {
+		return false, false
+	}
+	return h.OldStart <= 1, h.Lines[len(h.Lines)-1].Kind != ' '
+}
+
+// put writes the hunk's new lines in place of its old lines at line at.
+func (a *applier) put(at int, lines []Line, n int, level match.Level) {
+	a.copyTo(at)
+	var added [][]byte
+	for _, l := range lines {
+		if l.Kind == '+' {
+			added = append(added, []byte(l.Text))
+		}
+	}
+	if (level == match.Indentation || level == match.Unicode) && len(added) > 0 {
+		added = a.reindent(at, lines, added)
+	}
+	k, j := at, 0 // the file's line, the added line
+	for _, l := range lines {
+		switch l.Kind {
+		case '+':
+			line := added[j]
+			j++
+			a.write(line, k)
+			if !l.NoEnd {
+				// The line end of the old line just before it in the hunk
+				// (the one it most likely replaces), else of the next.
+				a.out.Write(a.eol(max(k-1, at)))
+			}
+			a.res.added++
+		case '-':
+			k++
+			a.res.removed++
+		default:
+			a.write(a.whole(k), k)
+			k++
+		}
+	}
+	a.copied = at + n
+	a.pos = at + n
+}
+
+// countKind is how many of lines are of kind.
+func countKind(lines []Line, kind byte) int {
+	n := 0
+	for _, l := range lines {
 		if l.Kind == kind {
 			n++
 		}
 	}
 	return n
+}
+
+// reindent gives the added lines the indentation the place has where the
+// hunk's old lines had theirs.
+func (a *applier) reindent(at int, lines []Line, added [][]byte) [][]byte {
+	var place, old, new bytes.Buffer
+	k := at
+	for _, l := range lines {
+		switch l.Kind {
+		case '+':
+			continue
+		default:
+			place.Write(a.line(k))
+			place.WriteByte('\n')
+			old.WriteString(l.Text + "\n")
+			k++
+		}
+	}
+	for _, l := range added {
+		new.Write(l)
+		new.WriteByte('\n')
+	}
+	out := bytes.Split(match.Reindent(place.Bytes(), old.Bytes(), new.Bytes()), []byte("\n"))
+	return out[:len(added)]
+}
+
+// seek finds want as whole lines of the text at or after line from, level
+// by level; at each level a unified hunk takes the place nearest its hint
+// (searched outward from it), an envelope's the first. begin and end hold
+// it to the start or the end of the file.
+func (a *applier) seek(want [][]byte, from, hint int, begin, end bool) (int, match.Level, bool) {
+	n := len(want)
+	last := len(a.lines) - n // the last line a place may start at
+	if n == 0 || last < from {
+		return 0, match.Exact, false
+	}
+	for _, level := range match.LineLevels {
+		norm := match.LineNorm(level)
+		w := make([][]byte, n)
+		for j, l := range want {
+			w[j] = norm(l)
+		}
+		at := func(i int) bool {
+			for j := range w {
+				if !bytes.Equal(norm(a.line(i+j)), w[j]) {
+					return false
+				}
+			}
+			return true
+		}
+		switch {
+		case begin:
+			if from == 0 && at(0) {
+				return 0, level, true
+			}
+		case end:
+			if at(last) {
+				return last, level, true
+			}
+		case hint < 0:
+			for i := from; i <= last; i++ {
+				if at(i) {
+					return i, level, true
+				}
+			}
+		default:
+			h := min(max(hint, from), last)
+			for d := 0; h-d >= from || h+d <= last; d++ {
+				if h-d >= from && at(h-d) {
+					return h - d, level, true
+				}
+				if d > 0 && h+d <= last && at(h+d) {
+					return h + d, level, true
+				}
+			}
+		}
+	}
+	return 0, match.Exact, false
+}
+
+func equalLines(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func contains(list []string, s string) bool {
@@ -115,99 +344,52 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func shifted(spans []match.Span, by int) []match.Span {
-	for i := range spans {
-		spans[i].Start += by
-		spans[i].End += by
-	}
-	return spans
-}
-
-// atEnd keeps the places that end the text.
-func atEnd(text []byte, spans []match.Span) []match.Span {
-	var out []match.Span
-	for _, s := range spans {
-		if rest := text[s.End:]; len(bytes.TrimRight(rest, "\r\n")) == 0 {
-			out = append(out, s)
+// nearest says why a hunk's old lines were not found: where they are if
+// they are in the file but not where the hunk may go, else the line the
+// hunk expected and the nearest the file has, with their numbers.
+func (a *applier) nearest(old [][]byte, from, hint int, begin, end bool) string {
+	if at, _, ok := a.seek(old, 0, hint, false, false); ok {
+		where := fmt.Sprintf("lines %d-%d", at+1, at+len(old))
+		if len(old) == 1 {
+			where = fmt.Sprintf("line %d", at+1)
+		}
+		switch {
+		case at < from:
+			return fmt.Sprintf("its lines are at %s, before where it may go (after line %d, where the hunk or @@ line before it is)", where, from)
+		case begin:
+			return fmt.Sprintf("its header puts it at the start of the file, and its lines are at %s", where)
+		case end:
+			return fmt.Sprintf("it has no context after its change, so it must end the file, and its lines are at %s", where)
 		}
 	}
-	return out
-}
-
-// nearestTo is the place nearest the line the hunk's header names; the
-// first when it names none.
-func nearestTo(text []byte, spans []match.Span, line int) match.Span {
-	best := spans[0]
-	if line <= 0 {
-		return best
-	}
-	dist := func(s match.Span) int {
-		d := lineOf(text, s.Start) - line
-		if d < 0 {
-			return -d
-		}
-		return d
-	}
-	for _, s := range spans[1:] {
-		if dist(s) < dist(best) {
-			best = s
-		}
-	}
-	return best
-}
-
-// findLine finds, at or after from, a line that is anchor (compared as a
-// hunk's lines are, down to its blanks and look-alikes), and returns where
-// the line after it starts.
-func findLine(text []byte, from int, anchor string) (int, bool) {
-	_, spans := match.Find(text[from:], []byte(anchor))
-	if len(spans) == 0 {
-		return 0, false
-	}
-	at := from + spans[0].Start
-	lineEnd := bytes.IndexByte(text[at:], '\n')
-	if lineEnd < 0 {
-		return len(text), true
-	}
-	return at + lineEnd + 1, true
-}
-
-// lineOf is the line, from 1, that offset at is on.
-func lineOf(text []byte, at int) int { return bytes.Count(text[:min(at, len(text))], nl) + 1 }
-
-// lineStart is where line n (from 1) starts, or the end of the text.
-func lineStart(text []byte, n int) int {
-	at := 0
-	for ; n > 1; n-- {
-		i := bytes.IndexByte(text[at:], '\n')
-		if i < 0 {
-			return len(text)
-		}
-		at += i + 1
-	}
-	return at
-}
-
-var nl = []byte{'\n'}
-
-// nearest says where a hunk's lines were looked for and what the file has:
-// the line the hunk expected and the nearest line the file has, with their
-// numbers.
-func nearest(text []byte, from int, old []byte, hint int) string {
-	n, ok := match.Closest(text[from:], old)
-	if !ok {
+	if len(a.lines) == 0 {
 		return "the file is empty"
 	}
-	base := lineOf(text, from) - 1
+	if from >= len(a.lines) {
+		return fmt.Sprintf("the file has no line after line %d, where the hunk or @@ line before it is", from)
+	}
+	var want bytes.Buffer
+	for _, l := range old {
+		want.Write(l)
+		want.WriteByte('\n')
+	}
+	rest := a.text[a.lines[from].Start:]
+	n, ok := match.Closest(rest, want.Bytes())
+	if !ok {
+		return fmt.Sprintf("the file has no line after line %d", from)
+	}
 	if n.Line == 0 {
-		return fmt.Sprintf("its lines are at %d-%d but for blanks at their ends", base+n.First, base+n.Last)
+		return fmt.Sprintf("its lines are at %d-%d but for blanks at their ends", from+n.First, from+n.Last)
+	}
+	if from+n.Line > len(a.lines) || n.PastEnd {
+		return fmt.Sprintf("the file ends at line %d, where the hunk expects %q next", len(a.lines), n.Want)
 	}
 	// Where the hunk's header puts that line, or, with no header, where
 	// the nearest place does.
-	expected := base + n.Line
-	if hint > 0 {
-		expected = hint + n.Index - 1
+	expected := from + n.Line
+	if hint >= 0 {
+		expected = hint + n.Index
 	}
 	have := strings.TrimRight(n.Have, "\r")
-	return fmt.Sprintf("expected line %d to be %q; the nearest the file has is line %d, %q", expected, n.Want, base+n.Line, have)
+	return fmt.Sprintf("expected line %d to be %q; the nearest the file has is line %d, %q", expected, n.Want, from+n.Line, have)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Op is what a patch does to a file.
@@ -14,14 +15,24 @@ const (
 	Update Op = iota
 	Add
 	Delete
+	Copy // Update onto a new name, keeping the old file (git's copy from/copy to)
 )
 
-// File is one file's part of a patch.
+// File is one section of a patch: what it does to one file. A patch may
+// have several sections for one file; they apply in order.
 type File struct {
 	Op     Op
 	Path   string
-	MoveTo string // Update: the file's new name; "" when it keeps it
+	MoveTo string // Update: the file's new name; "" when it keeps it. Copy: the copy's name
 	Hunks  []Hunk
+	// Mode is the file's new mode from git's headers (new mode, new file
+	// mode), 0 when they give none.
+	Mode uint32
+	// Line is where the section starts in the patch, from 1.
+	Line int
+	// Unified: the section is from a unified diff, applied as git apply
+	// does; else from the envelope, applied as Codex's apply_patch does.
+	Unified bool
 }
 
 // Hunk is one change to a file: the lines it expects (context and removed)
@@ -32,6 +43,10 @@ type Hunk struct {
 	OldLine int      // unified: the first line it expects, from 1; 0 when not given
 	Lines   []Line
 	AtEnd   bool // the change is at the end of the file (*** End of File)
+	// Unified: from a unified diff, whose OldStart is the first line its
+	// header names ("@@ -OldStart,…"), kept for where it must match.
+	Unified  bool
+	OldStart int
 }
 
 // Line is a line of a hunk.
@@ -83,10 +98,14 @@ func Parse(patch string) ([]File, error) {
 	if first == len(lines) {
 		return nil, errors.New("the patch is empty")
 	}
-	p := &parser{lines: lines, at: first}
+	lines, skipped := heredoc(lines[first:])
+	if len(lines) == 0 {
+		return nil, errors.New("the patch is empty")
+	}
+	p := &parser{lines: lines, at: 0, base: first + skipped}
 	var files []File
 	var err error
-	if strings.TrimSpace(lines[first]) == "*** Begin Patch" {
+	if strings.TrimSpace(lines[0]) == beginPatch {
 		files, err = p.envelope()
 	} else {
 		files, err = p.unified()
@@ -100,10 +119,44 @@ func Parse(patch string) ([]File, error) {
 type parser struct {
 	lines []string
 	at    int // the next line to read
+	base  int // lines before lines[0] in the patch
 }
 
 func (p *parser) fail(format string, args ...any) error {
-	return &ParseError{Line: p.at + 1, Msg: fmt.Sprintf(format, args...)}
+	return &ParseError{Line: p.base + p.at + 1, Msg: fmt.Sprintf(format, args...)}
+}
+
+// heredoc takes off the <<'EOF' … EOF a model wraps the envelope in when it
+// copies the shell form Codex is trained on (apply_patch <<'EOF'), as Codex's
+// own lenient parser does.
+func heredoc(lines []string) ([]string, int) {
+	first := strings.TrimSpace(lines[0])
+	last := len(lines) - 1
+	for last > 0 && strings.TrimSpace(lines[last]) == "" {
+		last--
+	}
+	for _, q := range []string{"", "'", `"`} {
+		if first == "<<"+q+"EOF"+q && last > 0 && strings.TrimSpace(lines[last]) == "EOF" {
+			return lines[1:last], 1
+		}
+	}
+	return lines, 0
+}
+
+// UnsupportedError is a patch that is well formed but holds a part toolkit
+// does not apply (a binary diff, an unknown git header): the whole patch is
+// refused.
+type UnsupportedError struct {
+	Line int // from 1
+	Msg  string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("line %d of the patch: %s", e.Line, e.Msg)
+}
+
+func (p *parser) unsupported(format string, args ...any) error {
+	return &UnsupportedError{Line: p.base + p.at + 1, Msg: fmt.Sprintf(format, args...)}
 }
 
 // path is the path a header line names, or an error at that line when it
@@ -135,6 +188,10 @@ const (
 	endOfFile  = "*** End of File"
 )
 
+// marker is a line of the envelope as its markers are compared: with blanks
+// at either end taken off, as Codex's parser takes them.
+func marker(line string) string { return strings.TrimSpace(line) }
+
 // envelope reads the *** Begin Patch format (Codex's apply_patch):
 //
 //	Patch      := "*** Begin Patch" { FileOp } "*** End Patch"
@@ -147,7 +204,7 @@ const (
 // The first hunk of a file may leave out its "@@"; several "@@ anchor"
 // lines in a row narrow where the change is, each found after the one
 // before. A line of a hunk with no prefix at all is taken as context, as
-// models write a blank one.
+// models write a blank one. Markers may have blanks at either end.
 func (p *parser) envelope() ([]File, error) {
 	p.at++ // *** Begin Patch
 	var files []File
@@ -155,7 +212,8 @@ func (p *parser) envelope() ([]File, error) {
 		if p.done() {
 			return nil, p.fail("the patch ends without %q", endPatch)
 		}
-		line := strings.TrimRight(p.peek(), " \t")
+		line := marker(p.peek())
+		start := p.base + p.at + 1
 		switch {
 		case line == endPatch:
 			p.at++
@@ -171,7 +229,7 @@ func (p *parser) envelope() ([]File, error) {
 				return nil, err
 			}
 			p.at++
-			f := File{Op: Add, Path: path}
+			f := File{Op: Add, Path: path, Line: start}
 			h := Hunk{Header: line}
 			for !p.done() && strings.HasPrefix(p.peek(), "+") {
 				h.Lines = append(h.Lines, Line{Kind: '+', Text: p.peek()[1:]})
@@ -185,16 +243,16 @@ func (p *parser) envelope() ([]File, error) {
 				return nil, err
 			}
 			p.at++
-			files = append(files, File{Op: Delete, Path: path})
+			files = append(files, File{Op: Delete, Path: path, Line: start})
 		case strings.HasPrefix(line, updateFile):
 			path, err := p.path(line[len(updateFile):])
 			if err != nil {
 				return nil, err
 			}
 			p.at++
-			f := File{Op: Update, Path: path}
-			if strings.HasPrefix(p.peek(), moveTo) {
-				if f.MoveTo, err = p.path(p.peek()[len(moveTo):]); err != nil {
+			f := File{Op: Update, Path: path, Line: start}
+			if m := marker(p.peek()); strings.HasPrefix(m, moveTo) {
+				if f.MoveTo, err = p.path(m[len(moveTo):]); err != nil {
 					return nil, err
 				}
 				p.at++
@@ -204,7 +262,7 @@ func (p *parser) envelope() ([]File, error) {
 				return nil, err
 			}
 			if len(hunks) == 0 && f.MoveTo == "" {
-				return nil, p.fail("%q has no hunk", f.Path)
+				return nil, &ParseError{Line: start, Msg: fmt.Sprintf("%q has no hunk: an Update File section changes something", f.Path)}
 			}
 			f.Hunks = hunks
 			files = append(files, f)
@@ -217,27 +275,41 @@ func (p *parser) envelope() ([]File, error) {
 }
 
 // envelopeHunks reads an Update File's hunks, up to the next file's header.
+// A hunk with no line at all ("@@" then "*** End of File", or the next
+// header) is an error: it would say a change that is not there.
 func (p *parser) envelopeHunks() ([]Hunk, error) {
 	var hunks []Hunk
 	var h *Hunk
+	hunkAt := 0 // where h starts, for its error
+	closeHunk := func() error {
+		if h != nil && len(h.Lines) == 0 {
+			return &ParseError{Line: hunkAt, Msg: fmt.Sprintf("the hunk %q has no line to add, remove or keep", h.Header)}
+		}
+		return nil
+	}
 	for !p.done() {
 		line := p.peek()
-		trimmed := strings.TrimRight(line, " \t")
+		m := marker(line)
 		switch {
-		case strings.HasPrefix(trimmed, "*** ") && trimmed != endOfFile:
-			return hunks, nil // the next file, or the end
-		case trimmed == endOfFile:
+		case strings.HasPrefix(m, "*** ") && m != endOfFile:
+			return hunks, closeHunk() // the next file, or the end
+		case m == endOfFile:
 			if h == nil {
 				return nil, p.fail("%q before any change", endOfFile)
 			}
+			if err := closeHunk(); err != nil {
+				return nil, err
+			}
 			h.AtEnd = true
+			h = nil // a hunk ends at the end of the file
 			p.at++
 			continue
 		case strings.HasPrefix(line, "@@"):
 			anchor := strings.TrimSpace(strings.TrimPrefix(line, "@@"))
 			if h == nil || len(h.Lines) > 0 {
-				hunks = append(hunks, Hunk{Header: trimmed})
+				hunks = append(hunks, Hunk{Header: strings.TrimRight(line, " \t")})
 				h = &hunks[len(hunks)-1]
+				hunkAt = p.base + p.at + 1
 			}
 			if anchor != "" {
 				h.Anchors = append(h.Anchors, anchor)
@@ -248,6 +320,7 @@ func (p *parser) envelopeHunks() ([]Hunk, error) {
 		if h == nil {
 			hunks = append(hunks, Hunk{Header: "(first hunk)"})
 			h = &hunks[len(hunks)-1]
+			hunkAt = p.base + p.at + 1
 		}
 		kind := byte(' ')
 		text := line
@@ -257,55 +330,46 @@ func (p *parser) envelopeHunks() ([]Hunk, error) {
 		h.Lines = append(h.Lines, Line{Kind: kind, Text: text})
 		p.at++
 	}
-	return hunks, nil
+	return hunks, closeHunk()
+}
+
+// gitHeader is what git's extended header lines say of one file.
+type gitHeader struct {
+	oldName, newName     string // from "diff --git a/OLD b/NEW", when it can be split
+	renameFrom, renameTo string
+	copyFrom, copyTo     string
+	deleted, added       bool
+	mode                 uint32 // new mode, new file mode
 }
 
 // unified reads a unified diff: for each file, "--- OLD" and "+++ NEW"
 // (/dev/null for a file added or deleted), with git's "diff --git" headers
 // before them if any, then hunks "@@ -l,n +l,n @@" of context (" "),
-// removed ("-") and added ("+") lines. Paths lose git's a/ and b/.
+// removed ("-") and added ("+") lines. Paths lose git's a/ and b/. Of
+// git's extended headers, renames, copies, modes and indexes are read; a
+// binary part, or a header toolkit does not know, refuses the patch.
 func (p *parser) unified() ([]File, error) {
 	var files []File
-	var git struct {
-		renameFrom, renameTo string
-		deleted, added       bool
-	}
 	for !p.done() {
 		line := p.peek()
 		switch {
 		case strings.HasPrefix(line, "diff --git "):
-			git.renameFrom, git.renameTo, git.deleted, git.added = "", "", false, false
-			p.at++
-			// A rename with no change has no ---/+++ lines: it is read
-			// from git's own headers.
-			for !p.done() && !strings.HasPrefix(p.peek(), "--- ") && !strings.HasPrefix(p.peek(), "diff --git ") {
-				h := p.peek()
-				switch {
-				case strings.HasPrefix(h, "rename from "):
-					git.renameFrom = h[len("rename from "):]
-				case strings.HasPrefix(h, "rename to "):
-					git.renameTo = h[len("rename to "):]
-				case strings.HasPrefix(h, "deleted file mode"):
-					git.deleted = true
-				case strings.HasPrefix(h, "new file mode"):
-					git.added = true
-				}
-				p.at++
-			}
-			if git.renameFrom != "" && git.renameTo != "" && (p.done() || !strings.HasPrefix(p.peek(), "--- ")) {
-				files = append(files, File{Op: Update, Path: git.renameFrom, MoveTo: git.renameTo})
-			}
-		case strings.HasPrefix(line, "--- "):
-			f, err := p.unifiedFile()
+			f, err := p.gitFile()
 			if err != nil {
 				return nil, err
 			}
-			if git.renameFrom != "" && git.renameTo != "" && f.Op == Update {
-				f.Path, f.MoveTo = git.renameFrom, git.renameTo
+			files = append(files, f...)
+		case strings.HasPrefix(line, "--- "):
+			f, err := p.unifiedFile(nil)
+			if err != nil {
+				return nil, err
 			}
 			files = append(files, f)
+		case strings.HasPrefix(line, "Binary files ") && strings.HasSuffix(line, " differ"),
+			strings.TrimSpace(line) == "GIT binary patch":
+			return nil, p.unsupported("a binary part (%q): toolkit applies text changes only", line)
 		default:
-			p.at++ // "Index:", "index …", commit text: not the diff's
+			p.at++ // "Index:", "diff -u a b", commit text: not the diff's
 		}
 	}
 	if len(files) == 0 {
@@ -314,8 +378,132 @@ func (p *parser) unified() ([]File, error) {
 	return files, nil
 }
 
-// unifiedFile reads one file of a unified diff, from its "--- " line.
-func (p *parser) unifiedFile() (File, error) {
+// gitFile reads one file of a git diff, from its "diff --git" line: the
+// extended headers, then the ---/+++ lines and hunks if there are any (a
+// rename, copy or mode change with no change of content has none).
+func (p *parser) gitFile() ([]File, error) {
+	start := p.base + p.at + 1
+	var g gitHeader
+	g.oldName, g.newName = splitGitNames(p.peek()[len("diff --git "):])
+	p.at++
+	for !p.done() && !strings.HasPrefix(p.peek(), "--- ") && !strings.HasPrefix(p.peek(), "diff --git ") {
+		h := p.peek()
+		var mode string
+		switch {
+		case strings.HasPrefix(h, "rename from "):
+			g.renameFrom = gitName(h[len("rename from "):])
+		case strings.HasPrefix(h, "rename to "):
+			g.renameTo = gitName(h[len("rename to "):])
+		case strings.HasPrefix(h, "copy from "):
+			g.copyFrom = gitName(h[len("copy from "):])
+		case strings.HasPrefix(h, "copy to "):
+			g.copyTo = gitName(h[len("copy to "):])
+		case strings.HasPrefix(h, "deleted file mode "):
+			g.deleted = true
+		case strings.HasPrefix(h, "new file mode "):
+			g.added, mode = true, h[len("new file mode "):]
+		case strings.HasPrefix(h, "new mode "):
+			mode = h[len("new mode "):]
+		case strings.HasPrefix(h, "old mode "),
+			strings.HasPrefix(h, "similarity index "),
+			strings.HasPrefix(h, "dissimilarity index "),
+			strings.HasPrefix(h, "index "):
+		case strings.HasPrefix(h, "Binary files ") && strings.HasSuffix(h, " differ"),
+			strings.TrimSpace(h) == "GIT binary patch":
+			return nil, p.unsupported("a binary part (%q): toolkit applies text changes only", h)
+		case strings.TrimSpace(h) == "":
+		default:
+			return nil, p.unsupported("a git header toolkit does not know: %q", h)
+		}
+		if mode != "" {
+			m, err := strconv.ParseUint(strings.TrimSpace(mode), 8, 32)
+			if err != nil {
+				return nil, p.fail("not a file mode: %q", h)
+			}
+			g.mode = uint32(m)
+		}
+		p.at++
+	}
+	if !p.done() && strings.HasPrefix(p.peek(), "--- ") {
+		f, err := p.unifiedFile(&g)
+		if err != nil {
+			return nil, err
+		}
+		f.Line = start
+		return []File{f}, nil
+	}
+	// No content change: a rename, a copy, a mode change, or an empty file
+	// added or deleted.
+	f := File{Op: Update, Line: start, Unified: true, Mode: g.mode}
+	switch {
+	case g.renameFrom != "" && g.renameTo != "":
+		f.Path, f.MoveTo = g.renameFrom, g.renameTo
+	case g.copyFrom != "" && g.copyTo != "":
+		f.Op, f.Path, f.MoveTo = Copy, g.copyFrom, g.copyTo
+	case g.oldName == "":
+		return nil, &ParseError{Line: start, Msg: "a git diff header whose file names cannot be read"}
+	case g.added:
+		f.Op, f.Path, f.Hunks = Add, g.newName, []Hunk{{Header: "new file"}}
+	case g.deleted:
+		f.Op, f.Path = Delete, g.oldName
+	case g.mode != 0:
+		f.Path = g.oldName
+	default:
+		return nil, &ParseError{Line: start, Msg: fmt.Sprintf("the git diff of %s changes nothing", g.oldName)}
+	}
+	return []File{f}, nil
+}
+
+// splitGitNames splits "a/OLD b/NEW" of a diff --git line, when it can: the
+// two names are the same but for their prefixes, or quoted.
+func splitGitNames(s string) (string, string) {
+	if strings.HasPrefix(s, `"`) {
+		old, rest, ok := cutQuoted(s)
+		if !ok {
+			return "", ""
+		}
+		return diffPath(old), diffPath(strings.TrimSpace(rest))
+	}
+	if len(s)%2 == 1 {
+		half := len(s) / 2
+		old, new := s[:half], s[half+1:]
+		if s[half] == ' ' && strings.TrimPrefix(old, "a/") == strings.TrimPrefix(new, "b/") {
+			return diffPath(old), diffPath(new)
+		}
+	}
+	return "", ""
+}
+
+// cutQuoted cuts a C-quoted string off the front of s.
+func cutQuoted(s string) (string, string, bool) {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return s[:i+1], s[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// gitName is a name of a rename or copy header: as it is, or unquoted.
+func gitName(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, `"`) {
+		if u, err := strconv.Unquote(s); err == nil {
+			return u
+		}
+	}
+	return s
+}
+
+// unifiedFile reads one file of a unified diff, from its "--- " line, with
+// git's headers when it is part of a git diff. In a git diff the file is
+// the --- side's, and a new name comes only from rename or copy headers; in
+// a plain diff the +++ side names the file changed (--- f.orig, +++ f).
+func (p *parser) unifiedFile(g *gitHeader) (File, error) {
+	start := p.base + p.at + 1
 	from, err := p.path(diffPath(p.peek()[4:]))
 	if err != nil {
 		return File{}, err
@@ -329,16 +517,25 @@ func (p *parser) unifiedFile() (File, error) {
 		return File{}, err
 	}
 	p.at++
-	f := File{Op: Update, Path: from}
+	f := File{Op: Update, Path: to, Line: start, Unified: true}
 	switch {
 	case from == "/dev/null" && to == "/dev/null":
 		return File{}, p.fail("both sides are /dev/null")
 	case from == "/dev/null":
-		f.Op, f.Path = Add, to
+		f.Op = Add
 	case to == "/dev/null":
-		f.Op = Delete
-	case to != from:
-		f.MoveTo = to
+		f.Op, f.Path = Delete, from
+	case g != nil:
+		f.Path = from
+		switch {
+		case g.renameFrom != "" && g.renameTo != "":
+			f.Path, f.MoveTo = g.renameFrom, g.renameTo
+		case g.copyFrom != "" && g.copyTo != "":
+			f.Op, f.Path, f.MoveTo = Copy, g.copyFrom, g.copyTo
+		}
+	}
+	if g != nil {
+		f.Mode = g.mode
 	}
 	for strings.HasPrefix(p.peek(), "@@ ") {
 		h, err := p.unifiedHunk()
@@ -347,16 +544,20 @@ func (p *parser) unifiedFile() (File, error) {
 		}
 		f.Hunks = append(f.Hunks, h)
 	}
-	if len(f.Hunks) == 0 && f.Op != Delete {
+	if len(f.Hunks) == 0 && f.Op != Delete && f.MoveTo == "" {
 		return File{}, p.fail("%q has no hunk", f.Path)
 	}
 	return f, nil
 }
 
 // diffPath is a path of a ---/+++ line: without a timestamp after a tab,
-// and without git's a/ or b/.
+// and without git's a/ or b/. A timestamp of the epoch is GNU diff -N's way
+// of saying the file is not there: /dev/null, as GNU patch reads it.
 func diffPath(s string) string {
 	if i := strings.IndexByte(s, '\t'); i >= 0 {
+		if epoch(strings.TrimSpace(s[i+1:])) {
+			return "/dev/null"
+		}
 		s = s[:i]
 	}
 	s = strings.TrimSpace(s)
@@ -369,6 +570,16 @@ func diffPath(s string) string {
 	return s
 }
 
+// epoch reports whether a diff's timestamp is the Unix epoch, in any zone.
+func epoch(stamp string) bool {
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999 -0700", "2006-01-02 15:04:05 -0700", "Mon Jan _2 15:04:05 2006"} {
+		if t, err := time.Parse(layout, stamp); err == nil {
+			return t.Unix() == 0
+		}
+	}
+	return false
+}
+
 // unifiedHunk reads "@@ -l,n +l,n @@" and its lines: n of each side, as
 // the header counts them.
 func (p *parser) unifiedHunk() (Hunk, error) {
@@ -378,7 +589,7 @@ func (p *parser) unifiedHunk() (Hunk, error) {
 		return Hunk{}, p.fail("not a hunk header: %q", header)
 	}
 	p.at++
-	h := Hunk{Header: header, OldLine: oldStart}
+	h := Hunk{Header: header, OldLine: oldStart, Unified: true, OldStart: oldStart}
 	if oldLen == 0 {
 		// Lines added with no context go after the line named, and
 		// "-0,0" is before the first.

@@ -37,6 +37,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -73,14 +74,19 @@ type Details struct {
 
 // FileResult says what a patch did to one file.
 type FileResult struct {
-	Op             string   `json:"op"` // "M", "A", "D", "R"
+	Op             string   `json:"op"` // "M", "A", "D", "R" (moved), "C" (copied)
 	Path           string   `json:"path"`
 	MoveTo         string   `json:"move_to,omitempty"`
 	Added          int      `json:"added"`
 	Removed        int      `json:"removed"`
 	Levels         []string `json:"levels,omitempty"`
 	AlreadyApplied []int    `json:"already_applied,omitempty"`
-	SHA256         string   `json:"sha256,omitempty"`
+	// Replaced says what an envelope's Add File or Move to replaced:
+	// "replaced an existing file of 12 lines".
+	Replaced string `json:"replaced,omitempty"`
+	SHA256   string `json:"sha256,omitempty"`
+
+	Section int `json:"-"` // the line of the patch where its section starts
 }
 
 const usage = "toolkit patch [flags] [PATCH-FILE | PATCH] (or the patch on stdin)"
@@ -133,40 +139,31 @@ func fromArgs(c *cli.Context, a *Args) error {
 	return nil
 }
 
-// change is one file's new state, worked out before anything is written.
-type change struct {
-	res     FileResult
-	target  string // with no link in it
-	newPath string // R: the target it moves to
-	content []byte // the new bytes; nil for a delete
-	expect  replace.Expect
-	removes bool // the old path goes (D, R)
-}
-
 // Run applies a patch.
 func Run(ctx context.Context, a Args) outcome.Outcome {
 	files, err := Parse(a.Patch)
-	if err != nil {
+	var unsupported *UnsupportedError
+	switch {
+	case errors.As(err, &unsupported):
+		return outcome.Failure("patch: %s; nothing was written", err)
+	case err != nil:
 		return outcome.Misuse("patch: %s", err)
 	}
-	r := a.Host.Root
-	var changes []*change
-	seen := map[string]*change{} // by target: a file patched twice takes the second on the first
+	p := &planner{r: a.Host.Root, entries: map[string]*entry{}, ifMatch: a.IfMatch}
+	if err := p.vacate(files); err != nil {
+		return outcome.Failure("%s; nothing was written", err)
+	}
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return outcome.Failure("stopped: %s", context.Cause(ctx))
 		}
-		c, err := plan(r, f, seen, a.IfMatch)
-		if err != nil {
+		if err := p.section(f); err != nil {
 			return outcome.Failure("%s; nothing was written", err)
 		}
-		if seen[c.target] == nil {
-			changes = append(changes, c)
-		}
-		seen[c.target] = c
 	}
+	changes := p.changes()
 	if !a.DryRun {
-		err := commit(r, changes)
+		err := commit(p.r, changes)
 		var un *replace.Unsynced
 		switch {
 		case errors.As(err, &un):
@@ -175,11 +172,25 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 			return outcome.Failure("%s; nothing was written", err)
 		}
 	}
+	// Each file's sha256 from what is there now, read back, not from what
+	// was meant to be written.
+	for _, e := range p.order {
+		if e.last < 0 || !e.cur.exists || e.cur.link {
+			continue
+		}
+		sum := sha(e.cur.content)
+		if !a.DryRun {
+			if sum, err = replace.HashFile(p.r, e.target); err != nil {
+				return outcome.Failure("%s: written, but cannot be read back: %s", e.name, replace.Reason(err))
+			}
+		}
+		p.results[e.last].SHA256 = sum
+	}
 	var text strings.Builder
 	d := Details{DryRun: a.DryRun, Files: []FileResult{}}
-	for _, c := range changes {
-		d.Files = append(d.Files, c.res)
-		text.WriteString(line(c.res) + "\n")
+	for _, res := range p.results {
+		d.Files = append(d.Files, res)
+		text.WriteString(line(res) + "\n")
 	}
 	if a.DryRun {
 		text.WriteString("[dry run: the patch applies; nothing was written]\n")
@@ -187,15 +198,18 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	return outcome.Success(text.String(), d)
 }
 
-// line is a file's line of the text.
+// line is a section's line of the text.
 func line(f FileResult) string {
 	var notes []string
-	if f.Op != "D" {
-		counts := fmt.Sprintf("+%d -%d", f.Added, f.Removed)
-		if f.Op == "A" {
-			counts = fmt.Sprintf("+%d", f.Added)
-		}
-		notes = append(notes, counts)
+	switch f.Op {
+	case "D":
+	case "A":
+		notes = append(notes, fmt.Sprintf("+%d", f.Added))
+	default:
+		notes = append(notes, fmt.Sprintf("+%d -%d", f.Added, f.Removed))
+	}
+	if f.Replaced != "" {
+		notes = append(notes, f.Replaced)
 	}
 	notes = append(notes, f.Levels...)
 	for _, h := range f.AlreadyApplied {
@@ -214,87 +228,272 @@ func line(f FileResult) string {
 	return s
 }
 
-// plan works out one file's new content.
-func plan(r *root.Root, f File, seen map[string]*change, ifMatch map[string]string) (*change, error) {
-	target, err := r.Resolve(f.Path)
+// state is a file as the patch goes: as it was, or as the sections so far
+// left it.
+type state struct {
+	exists  bool
+	link    bool   // the name is a symbolic link, taken as a name (deleted, moved)
+	content []byte // never nil for a file that exists
+	like    os.FileInfo
+	mode    os.FileMode // a mode git's headers give; 0 to keep like's
+}
+
+// entry is one file the patch touches, by its path with no link in it.
+type entry struct {
+	name    string // as the patch first named it
+	target  string
+	orig    state
+	origSum string
+	cur     state
+	written bool // a section put content here (an add, or a move or copy to it)
+	inPlace bool // a section changed it where it is
+	changed []int
+	last    int // the result line that ends with its sha256; -1 for none
+}
+
+// planner works out every file's new state, section by section, before
+// anything is written.
+type planner struct {
+	r       *root.Root
+	entries map[string]*entry
+	order   []*entry
+	results []FileResult
+	ifMatch map[string]string
+	vacated map[string]bool // the files a unified diff deletes or moves away
+}
+
+// resolve is the path with no link in it: through every link, or, with
+// name, through the links of its directories only, so that a link is taken
+// as itself.
+func resolve(r *root.Root, p string, name bool) (string, error) {
+	if !name {
+		return r.Resolve(p)
+	}
+	dir, base := filepath.Split(filepath.Clean(root.Expand(p)))
+	if base == "." || base == ".." || base == "/" || base == "" {
+		return r.Resolve(p)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	d, err := r.Resolve(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", f.Path, replace.Reason(err))
+		return "", err
 	}
-	c := &change{target: target, res: FileResult{Path: f.Path}}
-	var old []byte
-	exists := false
-	if prev := seen[target]; prev != nil {
-		old, exists, c.expect = prev.content, prev.content != nil, prev.expect
-		c.res = prev.res
-	} else {
-		old, exists, err = readFile(r, target)
+	return filepath.Join(d, base), nil
+}
+
+// load is the entry of path, read the first time it is met.
+func (p *planner) load(path string, name bool) (*entry, error) {
+	target, err := resolve(p.r, path, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", path, replace.Reason(err))
+	}
+	if e := p.entries[target]; e != nil {
+		return e, nil
+	}
+	e := &entry{name: path, target: target, last: -1}
+	fi, err := p.r.Lstat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !errors.Is(err, root.ErrOutside):
+	case err != nil:
+		return nil, fmt.Errorf("%s: %s", path, replace.Reason(err))
+	case fi.Mode()&os.ModeSymlink != 0:
+		e.orig = state{exists: true, link: true, content: []byte{}, like: fi}
+	case fi.IsDir():
+		return nil, fmt.Errorf("%s: is a directory", path)
+	default:
+		b, err := replace.ReadWhole(p.r, target)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s", f.Path, replace.Reason(err))
+			return nil, fmt.Errorf("%s: %s", path, replace.Reason(err))
 		}
-		if exists {
-			sum := sha256.Sum256(old)
-			c.expect = replace.Expect{SHA256: hex.EncodeToString(sum[:])}
-		} else {
-			c.expect = replace.Expect{Absent: true}
-		}
-		if want, ok := ifMatch[f.Path]; ok {
-			if err := matches(f.Path, want, exists, c.expect.SHA256); err != nil {
-				return nil, err
-			}
+		e.orig = state{exists: true, content: b, like: fi}
+		e.origSum = sha(b)
+	}
+	if want, ok := p.ifMatch[path]; ok {
+		if err := matches(path, want, e.orig.exists, e.origSum); err != nil {
+			return nil, err
 		}
 	}
+	e.cur = e.orig
+	p.entries[target] = e
+	p.order = append(p.order, e)
+	return e, nil
+}
+
+// vacate notes the files a unified diff deletes or moves away: a rename
+// may land on one of them (a swap, a rotation).
+func (p *planner) vacate(files []File) error {
+	p.vacated = map[string]bool{}
+	for _, f := range files {
+		if !f.Unified || !(f.Op == Delete || f.Op == Update && f.MoveTo != "") {
+			continue
+		}
+		target, err := resolve(p.r, f.Path, true)
+		if err != nil {
+			return fmt.Errorf("%s: %s", f.Path, replace.Reason(err))
+		}
+		p.vacated[target] = true
+	}
+	return nil
+}
+
+// note adds a section's result line, the last for the entries it names.
+func (p *planner) note(res FileResult, es ...*entry) {
+	p.results = append(p.results, res)
+	for _, e := range es {
+		e.last = len(p.results) - 1
+		e.changed = append(e.changed, res.Section)
+	}
+}
+
+// section applies one section of the patch to the files' states.
+func (p *planner) section(f File) error {
+	res := FileResult{Path: f.Path, Section: f.Line}
+	mode := os.FileMode(f.Mode & 0o7777)
 	switch f.Op {
 	case Add:
-		if exists {
-			return nil, fmt.Errorf("%s: is there already; the patch adds it", f.Path)
-		}
-		c.res.Op, c.res.Added = "A", count(f.Hunks[0], '+')
-		c.content = []byte(f.Hunks[0].New())
-	case Delete:
-		if !exists {
-			return nil, fmt.Errorf("%s: no such file; the patch deletes it", f.Path)
-		}
-		if len(f.Hunks) > 0 {
-			res, err := onText(old, f.Hunks)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Path, err)
-			}
-			if len(bytes.TrimSpace(res.text)) > 0 {
-				return nil, fmt.Errorf("%s: does not hold what the patch deletes", f.Path)
-			}
-		}
-		c.res.Op, c.removes, c.content = "D", true, nil
-	default:
-		if !exists {
-			return nil, fmt.Errorf("%s: no such file; the patch updates it", f.Path)
-		}
-		res, err := onText(old, f.Hunks)
+		e, err := p.load(f.Path, false)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
+			return err
 		}
-		c.res.Op, c.content = "M", res.text
-		c.res.Added += res.added
-		c.res.Removed += res.removed
-		c.res.Levels = append(c.res.Levels, res.levels...)
-		c.res.AlreadyApplied = append(c.res.AlreadyApplied, res.already...)
-		if f.MoveTo != "" {
-			to, err := r.Resolve(f.MoveTo)
+		if e.cur.exists {
+			if f.Unified && !(p.vacated[e.target] && !e.written) {
+				return fmt.Errorf("%s: is there already; the patch adds it", f.Path)
+			}
+			res.Replaced = fmt.Sprintf("replaced an existing file of %s", lineCount(e.cur.content))
+		}
+		content := []byte(f.Hunks[0].New())
+		res.Op, res.Added = "A", countKind(f.Hunks[0].Lines, '+')
+		e.cur = state{exists: true, content: content, mode: mode}
+		e.written = true
+		p.note(res, e)
+	case Delete:
+		e, err := p.load(f.Path, true)
+		if err != nil {
+			return err
+		}
+		if !e.cur.exists {
+			return fmt.Errorf("%s: no such file; the patch deletes it", f.Path)
+		}
+		if len(f.Hunks) > 0 && !e.cur.link {
+			out, err := onText(e.cur.content, f.Hunks)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s", f.MoveTo, replace.Reason(err))
+				return fmt.Errorf("%s: %w", f.Path, err)
 			}
-			if to != target {
-				if _, there, _ := readFile(r, to); there {
-					return nil, fmt.Errorf("%s: is there already; the patch moves %s to it", f.MoveTo, f.Path)
-				}
-				c.res.Op, c.res.MoveTo, c.newPath, c.removes = "R", f.MoveTo, to, true
+			if len(bytes.TrimSpace(out.text)) > 0 {
+				return fmt.Errorf("%s: does not hold what the patch deletes", f.Path)
 			}
 		}
+		res.Op = "D"
+		e.cur = state{}
+		p.note(res, e)
+	default:
+		return p.update(f, res, mode)
 	}
-	if c.content != nil {
-		sum := sha256.Sum256(c.content)
-		c.res.SHA256 = hex.EncodeToString(sum[:])
+	return nil
+}
+
+// update applies an Update, a move or a copy.
+func (p *planner) update(f File, res FileResult, mode os.FileMode) error {
+	moves := f.MoveTo != "" && f.Op != Copy
+	src, err := p.load(f.Path, moves)
+	if err != nil {
+		return err
 	}
-	return c, nil
+	base := src.cur
+	if f.Unified && !src.inPlace && src.orig.exists {
+		// git reads a file a rename or copy starts from as it was, unless a
+		// section before changed it where it is.
+		base = src.orig
+	}
+	if !base.exists {
+		if src.orig.exists {
+			return fmt.Errorf("%s: the patch's section at line %d deleted or moved it; the section at line %d changes it", f.Path, src.changed[len(src.changed)-1], f.Line)
+		}
+		return fmt.Errorf("%s: no such file; the patch changes it", f.Path)
+	}
+	if base.link {
+		// A link moved is read through.
+		b, err := replace.ReadWhole(p.r, src.target)
+		if err != nil {
+			return fmt.Errorf("%s: %s", f.Path, replace.Reason(err))
+		}
+		fi, _ := p.r.Stat(src.target)
+		base = state{exists: true, content: b, like: fi}
+	}
+	content := base.content
+	if len(f.Hunks) > 0 {
+		out, err := onText(base.content, f.Hunks)
+		if err != nil {
+			if len(src.changed) > 0 {
+				return fmt.Errorf("%s: %w (after the patch's section at line %d changed it)", f.Path, err, src.changed[len(src.changed)-1])
+			}
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		content = out.text
+		res.Added, res.Removed = out.added, out.removed
+		res.Levels, res.AlreadyApplied = out.levels, out.already
+	}
+	if mode == 0 {
+		mode = base.mode
+	}
+	next := state{exists: true, content: content, like: base.like, mode: mode}
+	res.Op = "M"
+	if f.MoveTo == "" {
+		src.cur, src.inPlace = next, true
+		p.note(res, src)
+		return nil
+	}
+	dst, err := p.load(f.MoveTo, false)
+	if err != nil {
+		return err
+	}
+	if dst == src {
+		src.cur, src.inPlace = next, true
+		p.note(res, src)
+		return nil
+	}
+	if dst.cur.exists {
+		if f.Unified && !(p.vacated[dst.target] && !dst.written) {
+			return fmt.Errorf("%s: is there already; the patch moves %s to it", f.MoveTo, f.Path)
+		}
+		if !f.Unified {
+			res.Replaced = fmt.Sprintf("replaced an existing file of %s", lineCount(dst.cur.content))
+		}
+	}
+	dst.cur, dst.written = next, true
+	res.MoveTo = f.MoveTo
+	if f.Op == Copy {
+		res.Op = "C"
+		p.note(res, dst)
+		return nil
+	}
+	res.Op = "R"
+	if !f.Unified || !src.written {
+		// In a unified diff, a file another rename put here stays.
+		src.cur = state{}
+	}
+	p.note(res, dst)
+	src.changed = append(src.changed, f.Line)
+	return nil
+}
+
+// lineCount words the lines of a text: "12 lines".
+func lineCount(b []byte) string {
+	n := bytes.Count(b, []byte("\n"))
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	if n == 1 {
+		return "1 line"
+	}
+	return fmt.Sprintf("%d lines", n)
+}
+
+func sha(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // onText applies hunks to a file's bytes in its encoding.
@@ -324,13 +523,36 @@ func matches(path, want string, exists bool, sum string) error {
 	return nil
 }
 
-// readFile reads a file whole; exists false when there is none.
-func readFile(r *root.Root, path string) ([]byte, bool, error) {
-	b, err := replace.ReadWhole(r, path)
-	if errors.Is(err, fs.ErrNotExist) && !errors.Is(err, root.ErrOutside) {
-		return nil, false, nil
+// change is what commit does to one file: put a new content in its place,
+// or remove it.
+type change struct {
+	path    string // as the patch named it, for messages
+	target  string
+	content []byte // nil: remove the file
+	like    replace.Like
+	expect  replace.Expect
+}
+
+// changes are the files whose state at the end differs from the start.
+func (p *planner) changes() []*change {
+	var out []*change
+	for _, e := range p.order {
+		expect := replace.Expect{Absent: true}
+		if e.orig.exists && !e.orig.link {
+			expect = replace.Expect{SHA256: e.origSum}
+		} else if e.orig.exists {
+			expect = replace.Expect{} // a link is removed as it is
+		}
+		switch {
+		case !e.cur.exists && e.orig.exists:
+			out = append(out, &change{path: e.name, target: e.target, expect: expect})
+		case e.cur.exists && (!e.orig.exists || e.orig.link || e.cur.mode != 0 || e.cur.like != e.orig.like ||
+			!bytes.Equal(e.cur.content, e.orig.content)):
+			out = append(out, &change{path: e.name, target: e.target, content: e.cur.content,
+				like: replace.Like{File: e.cur.like, Mode: e.cur.mode}, expect: expect})
+		}
 	}
-	return b, err == nil, err
+	return out
 }
 
 // testHookRename, when set by a test, runs before each file is put in
@@ -343,22 +565,13 @@ const maxStaging = 16
 // commit stages every new content, then puts them in place one after
 // another, putting back those already in if one fails.
 func commit(r *root.Root, changes []*change) error {
-	type step struct {
-		c      *change
-		staged *replace.Staged
-		at     string // where the content goes
-	}
-	steps := make([]step, len(changes))
+	staged := make([]*replace.Staged, len(changes))
 	errs := make([]error, len(changes))
 	// Staged side by side: each staging ends in an fsync, and the file
 	// system takes the syncs of many together as quickly as one.
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxStaging)
 	for i, c := range changes {
-		steps[i] = step{c: c, at: c.target}
-		if c.newPath != "" {
-			steps[i].at = c.newPath
-		}
 		if c.content == nil {
 			continue
 		}
@@ -366,65 +579,52 @@ func commit(r *root.Root, changes []*change) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			steps[i].staged, errs[i] = replace.Stage(r, steps[i].at, func(w io.Writer) error {
+			staged[i], errs[i] = replace.StageLike(r, c.target, c.like, func(w io.Writer) error {
 				_, err := w.Write(c.content)
 				return err
 			})
 		}()
 	}
 	wg.Wait()
+	abort := func(from int) {
+		for _, s := range staged[from:] {
+			if s != nil {
+				s.Abort()
+			}
+		}
+	}
 	for i, err := range errs {
 		if err != nil {
-			for _, s := range steps {
-				if s.staged != nil {
-					s.staged.Abort()
-				}
-			}
-			return fmt.Errorf("%s: cannot write: %s", changes[i].res.Path, replace.Reason(err))
+			abort(0)
+			return fmt.Errorf("%s: cannot write: %s", changes[i].path, replace.Reason(err))
 		}
 	}
 	var undos []*replace.Undo
-	revert := func() {
+	for i, c := range changes {
+		if testHookRename != nil {
+			testHookRename(c.target)
+		}
+		var u *replace.Undo
+		var err error
+		if staged[i] != nil {
+			u, err = staged[i].CommitUndo(c.expect)
+			staged[i] = nil
+		} else {
+			u, err = replace.RemoveUndo(r, c.target, c.expect)
+		}
+		if err == nil {
+			undos = append(undos, u)
+			continue
+		}
 		for k := len(undos) - 1; k >= 0; k-- {
 			_ = undos[k].Revert()
 		}
-	}
-	for i, s := range steps {
-		if testHookRename != nil {
-			testHookRename(s.at)
+		abort(i + 1)
+		var changed *replace.Changed
+		if errors.As(err, &changed) {
+			return fmt.Errorf("%s: %s", c.path, changed)
 		}
-		var err error
-		var u *replace.Undo
-		if s.staged != nil {
-			expect := s.c.expect
-			if s.c.newPath != "" {
-				expect = replace.Expect{Absent: true}
-			}
-			u, err = s.staged.CommitUndo(expect)
-			steps[i].staged = nil
-			if err == nil {
-				undos = append(undos, u)
-			}
-		}
-		if err == nil && s.c.removes {
-			u, err = replace.RemoveUndo(r, s.c.target, s.c.expect)
-			if err == nil {
-				undos = append(undos, u)
-			}
-		}
-		if err != nil {
-			revert()
-			for _, rest := range steps[i+1:] {
-				if rest.staged != nil {
-					rest.staged.Abort()
-				}
-			}
-			var changed *replace.Changed
-			if errors.As(err, &changed) {
-				return fmt.Errorf("%s: %s", s.c.res.Path, changed)
-			}
-			return fmt.Errorf("%s: cannot write: %s", s.c.res.Path, replace.Reason(err))
-		}
+		return fmt.Errorf("%s: cannot write: %s", c.path, replace.Reason(err))
 	}
 	return replace.Done(undos)
 }

@@ -74,8 +74,38 @@ func Find(text, old []byte) (Level, []Span) {
 	if spans := mapped(text, old, lookAlike); len(spans) > 0 {
 		return Unicode, spans
 	}
+	// Look-alikes on lines whose blanks differ too: the last level takes
+	// all of them at once, as Codex's last pass and goose's fuzzy match do.
+	if spans := byLines(text, textLines, old, ol, loose); len(spans) > 0 {
+		return Unicode, spans
+	}
 	return Exact, nil
 }
+
+// loose is a line with its look-alikes folded and its blanks at either end
+// taken off.
+func loose(b []byte) []byte {
+	f, _ := folded(b, lookAlike)
+	return indented(f)
+}
+
+// LineNorm is how a level compares a line (without its line end): patch
+// compares whole lines, level by level, with these.
+func LineNorm(l Level) func([]byte) []byte {
+	switch l {
+	case TrailingSpace:
+		return trailing
+	case Indentation:
+		return indented
+	case Unicode:
+		return loose
+	}
+	return func(b []byte) []byte { return b }
+}
+
+// LineLevels are the levels patch tries, in order, comparing whole lines
+// (line ends never count for a line).
+var LineLevels = []Level{Exact, TrailingSpace, Indentation, Unicode}
 
 // exact finds every place of old in text, not overlapping.
 func exact(text, old []byte) []Span {

@@ -10,8 +10,8 @@ import (
 // new: new in the line endings of the place, and at the indentation level
 // re-indented from old's indentation to the place's.
 func Replacement(text []byte, span Span, level Level, old, new []byte) []byte {
-	if level == Indentation {
-		new = reindent(text[span.Start:span.End], old, new)
+	if level == Indentation || level == Unicode {
+		new = Reindent(text[span.Start:span.End], old, new)
 	}
 	return lineEnds(new, crlfAt(text, span))
 }
@@ -40,11 +40,11 @@ func lineEnds(b []byte, crlf bool) []byte {
 // indentOf is the leading blanks of a line.
 func indentOf(b []byte) []byte { return b[:len(b)-len(bytes.TrimLeft(b, " \t"))] }
 
-// reindent gives new's lines the indentation the place has where old had
+// Reindent gives new's lines the indentation the place has where old had
 // its own: the place's lines and old's pair up one for one. Spaces for tabs
 // (or tabs for spaces) are converted at the width the pairs show; a block
 // shifted is shifted the same.
-func reindent(place, old, new []byte) []byte {
+func Reindent(place, old, new []byte) []byte {
 	pl, ol := Lines(place), Lines(old)
 	type pair struct{ from, to []byte }
 	var pairs []pair
@@ -125,6 +125,7 @@ type Near struct {
 	Line        int    // the first line that differs, from 1; 0 when none does
 	Index       int    // which of old's lines that is, from 1
 	Have, Want  string // that line as the text has it, and as old has it
+	PastEnd     bool   // the text ends before that line: Have is no line of it
 }
 
 // maxNearLines bounds the lines of old that Closest compares: a region of
@@ -179,6 +180,7 @@ func Closest(text, old []byte) (Near, bool) {
 		i := bestStart + j
 		if i >= len(tl) {
 			n.Line, n.Index, n.Have, n.Want = len(tl), j+1, "", string(old[ol[j].Start:ol[j].ContentEnd])
+			n.PastEnd = true
 			break
 		}
 		if th[i] != oh[j] {

@@ -49,6 +49,7 @@ type Staged struct {
 	// inPlace, when set, says why the content must be written into the
 	// target itself: f is then a file of toolkit's own elsewhere.
 	inPlace string
+	like    Like
 
 	// Old is the file being replaced; nil for a new one.
 	Old os.FileInfo
@@ -88,8 +89,22 @@ type Result struct {
 
 // Stage writes a new content for target, a path with no link in it, with
 // write, in a temporary file beside it. The directories on the way are made.
+// It takes the mode and owner of the file it replaces.
 func Stage(r *root.Root, target string, write func(io.Writer) error) (*Staged, error) {
-	s := &Staged{r: r, target: target}
+	return StageLike(r, target, Like{}, write)
+}
+
+// Like is what a staged content takes its mode and owner from, when not from
+// the file it replaces: a file moved to a new name keeps its own (patch's
+// renames), and a mode a patch gives wins over both.
+type Like struct {
+	File os.FileInfo // nil: the file replaced, if any
+	Mode os.FileMode // 0: File's mode (or the default for a new file)
+}
+
+// StageLike is Stage with the mode and owner taken as like says.
+func StageLike(r *root.Root, target string, like Like, write func(io.Writer) error) (*Staged, error) {
+	s := &Staged{r: r, target: target, like: like}
 	old, err := r.Lstat(target)
 	switch {
 	case err == nil && old.IsDir():
@@ -176,10 +191,17 @@ func (s *Staged) fill(write func(io.Writer) error) error {
 		return nil
 	}
 	mode := 0o644 &^ umask()
-	if s.Old != nil {
-		mode = s.Old.Mode().Perm() | s.Old.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky)
-		kept := keepOwner(s.f, s.Old)
+	from := s.Old
+	if s.like.File != nil {
+		from = s.like.File
+	}
+	if from != nil {
+		mode = from.Mode().Perm() | from.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky)
+		kept := keepOwner(s.f, from)
 		s.OwnerKept = &kept
+	}
+	if s.like.Mode != 0 {
+		mode = s.like.Mode
 	}
 	if err := s.f.Chmod(mode); err != nil {
 		return err
