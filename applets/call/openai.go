@@ -158,36 +158,91 @@ type applyPatchCallOutput struct {
 	Output string `json:"output"`
 }
 
-// applyPatchCall applies an apply_patch_call's operation with patch: its
-// diff is the body of a "*** Begin Patch" section (the lines of a new file,
-// or the hunks of a changed one).
+// applyPatchCall applies an apply_patch_call's operation to the one path it
+// names, never to another: create_file writes the file with write, its
+// content read from the diff's "+" lines as the OpenAI Agents SDK's
+// apply_diff reads them (joined by the diff's line end, with none after the
+// last); update_file applies the diff as the hunks of one "*** Update File"
+// section with patch, and delete_file deletes with patch. A path on more than
+// one line, or with blanks at its ends, and an update diff holding a line of
+// the envelope's own (a file header, End Patch) are refused: the operation's
+// text is never let loose as a patch of its own.
 func applyPatchCall(ctx context.Context, b block, h cmdline.Host) (any, bool, error) {
 	var op patchOperation
 	if err := json.Unmarshal(orEmpty(b.Operation), &op); err != nil {
 		return nil, false, fmt.Errorf("an apply_patch_call's operation: %s", reason(err))
 	}
-	body := op.Diff
-	if body != "" && !strings.HasSuffix(body, "\n") {
-		body += "\n"
-	}
-	var section string
 	switch op.Type {
-	case "create_file":
-		section = "*** Add File: " + op.Path + "\n" + body
-	case "update_file":
-		section = "*** Update File: " + op.Path + "\n" + body
-	case "delete_file":
-		section = "*** Delete File: " + op.Path + "\n"
+	case "create_file", "update_file", "delete_file":
 	default:
 		return nil, false, fmt.Errorf("no apply_patch operation %q: toolkit reads create_file, update_file and delete_file", op.Type)
 	}
 	if op.Path == "" {
 		return nil, false, fmt.Errorf("an apply_patch_call's operation needs a path")
 	}
-	o := runTool(ctx, "patch", marshal(map[string]any{"patch": "*** Begin Patch\n" + section + "*** End Patch\n"}), h)
+	failed := func(format string, args ...any) (any, bool, error) {
+		return applyPatchCallOutput{Type: "apply_patch_call_output", CallID: b.CallID, Status: "failed", Output: fmt.Sprintf(format, args...)}, true, nil
+	}
+	if strings.ContainsAny(op.Path, "\r\n") || strings.TrimSpace(op.Path) != op.Path {
+		return failed("%s %q: a path is one line, with no blanks at its ends", op.Type, op.Path)
+	}
+	var o outcome.Outcome
+	switch op.Type {
+	case "create_file":
+		content, err := createContent(op.Diff)
+		if err != nil {
+			return failed("create_file %s: %s", op.Path, err)
+		}
+		o = runTool(ctx, "write", marshal(map[string]any{"path": op.Path, "content": content}), h)
+	case "update_file":
+		body := op.Diff
+		if line, ok := envelopeLine(body); ok {
+			return failed("update_file %s: its diff holds %q, a line of the patch format itself: an operation changes its own file only", op.Path, line)
+		}
+		if body != "" && !strings.HasSuffix(body, "\n") {
+			body += "\n"
+		}
+		o = runTool(ctx, "patch", marshal(map[string]any{"patch": "*** Begin Patch\n*** Update File: " + op.Path + "\n" + body + "*** End Patch\n"}), h)
+	default:
+		o = runTool(ctx, "patch", marshal(map[string]any{"patch": "*** Begin Patch\n*** Delete File: " + op.Path + "\n*** End Patch\n"}), h)
+	}
 	status := "completed"
 	if o.Kind != outcome.Done {
 		status = "failed"
 	}
 	return applyPatchCallOutput{Type: "apply_patch_call_output", CallID: b.CallID, Status: status, Output: textOf(o)}, o.Kind != outcome.Done, nil
+}
+
+// createContent is the content of a create_file diff, as the Agents SDK's
+// apply_diff makes it: every line starts with "+"; the lines without it,
+// joined by the diff's own line end ("\r\n" if it has one), with none after
+// the last.
+func createContent(diff string) (string, error) {
+	eol := "\n"
+	if strings.Contains(diff, "\r\n") {
+		eol = "\r\n"
+	}
+	lines := strings.Split(strings.ReplaceAll(diff, "\r\n", "\n"), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "+") {
+			return "", fmt.Errorf("line %d of the diff, %q, does not start with \"+\": a new file's diff is its lines, each after a \"+\"", i+1, l)
+		}
+		lines[i] = l[1:]
+	}
+	return strings.Join(lines, eol), nil
+}
+
+// envelopeLine finds a line of a diff that the envelope would take as its
+// own: a file header, Move to, Begin or End Patch.
+func envelopeLine(diff string) (string, bool) {
+	for l := range strings.Lines(diff) {
+		m := strings.TrimSpace(l)
+		if strings.HasPrefix(m, "*** ") && m != "*** End of File" {
+			return m, true
+		}
+	}
+	return "", false
 }

@@ -294,6 +294,10 @@ func (a *applier) seek(want [][]byte, from, hint int, begin, end bool) (int, mat
 			return true
 		}
 		switch {
+		case begin && end:
+			if from == 0 && last == 0 && at(0) {
+				return 0, level, true
+			}
 		case begin:
 			if from == 0 && at(0) {
 				return 0, level, true
