@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"toolkit/internal/match"
+	"toolkit/internal/text"
 )
 
 // diffContext is the lines of context around each change.
@@ -141,50 +143,94 @@ func lineDiff(a, b []string, base int) []op {
 	return ops
 }
 
+// maxEdits bounds the edit script myers searches for: its trace keeps the
+// diagonals -d..d of each step d, (maxEdits+1)² numbers in all (16 MiB).
+// A change of more lines than that is shown as the old lines removed and the
+// new ones added, which is a correct diff, if not the shortest.
+const maxEdits = 2000
+
 func myers(a, b []string, base int) []op {
 	n, m := len(a), len(b)
-	off := n + m // v[off+k] is how far diagonal k got
-	v := make([]int, 2*off+2)
-	var trace [][]int
-	for d := 0; d <= off; d++ {
-		trace = append(trace, append([]int(nil), v...))
+	if n == 0 || m == 0 || !near(n, m) {
+		return replaced(a, b, base)
+	}
+	// trace[d] holds v of step d for diagonals -d..d: v[d+k] is how far
+	// diagonal k got.
+	var trace [][]int32
+	prev := []int32{0} // step -1's diagonal 1 reaches x = 0: v[1] = 0
+	for d := 0; d <= min(n+m, maxEdits); d++ {
+		v := make([]int32, 2*d+1)
+		at := func(vs []int32, dd, k int) int {
+			if k < -dd || k > dd {
+				return -1
+			}
+			return int(vs[dd+k])
+		}
 		for k := -d; k <= d; k += 2 {
 			var x int
-			if k == -d || k != d && v[off+k-1] < v[off+k+1] {
-				x = v[off+k+1]
-			} else {
-				x = v[off+k-1] + 1
+			switch {
+			case d == 0:
+				x = 0
+			case k == -d || k != d && at(prev, d-1, k-1) < at(prev, d-1, k+1):
+				x = at(prev, d-1, k+1)
+			default:
+				x = at(prev, d-1, k-1) + 1
 			}
 			y := x - k
 			for x < n && y < m && a[x] == b[y] {
 				x, y = x+1, y+1
 			}
-			v[off+k] = x
+			v[d+k] = int32(x)
 			if x >= n && y >= m {
+				trace = append(trace, v)
 				return backtrack(trace, a, b, base, d)
 			}
 		}
+		trace = append(trace, v)
+		prev = v
 	}
-	return nil
+	return replaced(a, b, base)
+}
+
+// near reports whether n and m differ by little enough that a short edit
+// script may join them.
+func near(n, m int) bool { return max(n, m)-min(n, m) <= maxEdits }
+
+// replaced is the diff that removes every line of a and adds every line of b.
+func replaced(a, b []string, base int) []op {
+	ops := make([]op, 0, len(a)+len(b))
+	for i, l := range a {
+		ops = append(ops, op{'-', base + i, base, l})
+	}
+	for j, l := range b {
+		ops = append(ops, op{'+', base + len(a), base + j, l})
+	}
+	return ops
 }
 
 // backtrack walks the trace of myers back from its end to its start.
-func backtrack(trace [][]int, a, b []string, base, d int) []op {
+func backtrack(trace [][]int32, a, b []string, base, d int) []op {
 	n, m := len(a), len(b)
-	off := n + m
 	x, y := n, m
 	var rev []op
 	for ; d >= 0; d-- {
-		v := trace[d]
 		k := x - y
-		var prevK int
-		if k == -d || k != d && v[off+k-1] < v[off+k+1] {
-			prevK = k + 1
-		} else {
-			prevK = k - 1
+		var prevX, prevY int
+		if d > 0 {
+			pv := trace[d-1]
+			at := func(k int) int {
+				if k < -(d-1) || k > d-1 {
+					return -1
+				}
+				return int(pv[d-1+k])
+			}
+			prevK := k - 1
+			if k == -d || k != d && at(k-1) < at(k+1) {
+				prevK = k + 1
+			}
+			prevX = at(prevK)
+			prevY = prevX - prevK
 		}
-		prevX := v[off+prevK]
-		prevY := prevX - prevK
 		for x > prevX && y > prevY {
 			x, y = x-1, y-1
 			rev = append(rev, op{' ', base + x, base + y, a[x]})
@@ -248,8 +294,82 @@ func group(ops []op) []hunk {
 				h.bLen++
 			}
 		}
+		cutLong(h.lines)
 		hunks = append(hunks, h)
 		i = stop
 	}
 	return hunks
+}
+
+// cutLong cuts each line of a hunk longer than text.MaxLineChars to that
+// many characters around where it changed, as read cuts a long line: a
+// removed line and the added one in its place (the kth of each in a run of
+// changes) are cut around the first character where they differ, a kept
+// line at its start. Six bytes changed in a 10 MiB line show as 2,000
+// characters each side, not 20 MB.
+func cutLong(lines []string) {
+	for i := 0; i < len(lines); {
+		if lines[i][0] == ' ' {
+			lines[i] = cutLine(lines[i], 0)
+			i++
+			continue
+		}
+		j := i
+		for j < len(lines) && lines[j][0] == '-' {
+			j++
+		}
+		k := j
+		for k < len(lines) && lines[k][0] == '+' {
+			k++
+		}
+		// The kth removed line and the kth added one differ first at the
+		// same byte: found before either is cut.
+		ats := make([]int, k-i)
+		for n := i; n < j && j+n-i < k; n++ {
+			a, b := lines[n][1:], lines[j+n-i][1:]
+			at := 0
+			for at < len(a) && at < len(b) && a[at] == b[at] {
+				at++
+			}
+			ats[n-i], ats[j+n-i-i] = at, at
+		}
+		for n := i; n < k; n++ {
+			lines[n] = cutLine(lines[n], ats[n-i])
+		}
+		i = max(k, i+1)
+	}
+}
+
+// cutLine cuts a diff line (its kind, its text, its line end) longer than
+// text.MaxLineChars characters to that many, starting a little before the
+// byte at, and says how many it left out on each side.
+func cutLine(line string, at int) string {
+	kind, body := line[:1], line[1:]
+	end := ""
+	if k := strings.IndexByte(body, '\n'); k >= 0 {
+		body, end = body[:k], body[k:] // the line end, and a "\ No newline" note
+	}
+	if len(body) <= text.MaxLineChars || utf8.RuneCountInString(body) <= text.MaxLineChars {
+		return line
+	}
+	from := max(0, at-text.MaxLineChars/4)
+	for from > 0 && !utf8.RuneStart(body[from]) {
+		from--
+	}
+	to := from
+	for n := 0; to < len(body) && n < text.MaxLineChars; n++ {
+		_, size := utf8.DecodeRuneInString(body[to:])
+		to += size
+	}
+	var b strings.Builder
+	b.WriteString(kind)
+	if from > 0 {
+		fmt.Fprintf(&b, "[… %d characters] ", utf8.RuneCountInString(body[:from]))
+	}
+	b.WriteString(body[from:to])
+	if to < len(body) {
+		fmt.Fprintf(&b, "… [line cut: %d characters]", utf8.RuneCountInString(body[to:]))
+	}
+	b.WriteString(end)
+	return b.String()
 }

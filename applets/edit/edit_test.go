@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -170,5 +171,86 @@ func TestDiffApplies(t *testing.T) {
 		if string(got) != now {
 			t.Fatalf("round %d: applied %q, want %q\n%s", round, got, now, diff)
 		}
+	}
+}
+
+// TestLineDiffSides: the kept and removed lines of a diff are the text
+// before, the kept and added ones the text after, for changes small enough
+// for the shortest script and for rewrites past maxEdits (shown as removed,
+// then added).
+func TestLineDiffSides(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 40 {
+		n := 1 + rng.IntN(50)
+		if round%4 == 0 {
+			n = maxEdits + rng.IntN(3000)
+		}
+		var a, b []string
+		for i := range n {
+			a = append(a, fmt.Sprintf("%d %c\n", i%7, 'a'+rng.IntN(2)))
+			if rng.IntN(3) > 0 || round%4 == 0 {
+				b = append(b, fmt.Sprintf("x%d\n", rng.IntN(5)))
+			} else {
+				b = append(b, a[i])
+			}
+		}
+		var gotA, gotB []string
+		for _, o := range lineDiff(a, b, 0) {
+			if o.kind != '+' {
+				gotA = append(gotA, o.line)
+			}
+			if o.kind != '-' {
+				gotB = append(gotB, o.line)
+			}
+		}
+		if !slices.Equal(gotA, a) || !slices.Equal(gotB, b) {
+			t.Fatalf("round %d (%d lines): the diff's sides are not the texts", round, n)
+		}
+	}
+}
+
+// TestRewriteMemory: the diff of a 4,000-line rewrite allocates well under
+// 64 MiB (Myers keeping each step's whole vector took 1 GiB).
+func TestRewriteMemory(t *testing.T) {
+	var before, after strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&before, "old line %d\n", i)
+		fmt.Fprintf(&after, "new line %d\n", i)
+	}
+	ed := &editor{text: []byte(after.String())}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	ed.diff("f", []byte(before.String()))
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 64<<20 {
+		t.Fatalf("the diff allocated %d MiB", got>>20)
+	}
+}
+
+// TestLongLineDiff: six bytes edited in the middle of a 10 MiB line answer
+// with the change and 2,000 characters around it on each side, each cut
+// line saying how much it left out; the file gets the whole line.
+func TestLongLineDiff(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "long.txt")
+	line := strings.Repeat("a", 5<<20) + "needle" + strings.Repeat("b", 5<<20)
+	if err := os.WriteFile(path, []byte("first\n"+line+"\nlast\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := Run(t.Context(), Args{Path: path, Edits: []Edit{{OldText: "needle", NewText: "pinned"}}})
+	if o.Kind != outcome.Done {
+		t.Fatal(o.Message)
+	}
+	if len(o.Text) > 10<<10 {
+		t.Fatalf("the answer is %d bytes", len(o.Text))
+	}
+	for _, want := range []string{"-[… 5242380 characters] aaa", "aneedlebbb", "+[… 5242380 characters] aaa", "apinnedbbb", "… [line cut: 5241386 characters]\n"} {
+		if !strings.Contains(o.Text, want) {
+			t.Fatalf("no %q in the answer:\n%.3000s", want, o.Text)
+		}
+	}
+	got, _ := os.ReadFile(path)
+	if want := "first\n" + strings.Replace(line, "needle", "pinned", 1) + "\nlast\n"; string(got) != want {
+		t.Fatal("the file is not the line edited")
 	}
 }

@@ -3,10 +3,12 @@ package read
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"toolkit/internal/text"
 )
 
 // MaxChars is the longest a shown line gets, in characters.
-const MaxChars = 2000
+const MaxChars = text.MaxLineChars
 
 // Line is one line of a file, as the splitter hands it on.
 type Line struct {

@@ -15,6 +15,10 @@ import (
 // SniffSize is how much of a file Detect and LooksBinary look at.
 const SniffSize = 8 << 10
 
+// MaxLineChars is the longest a line is shown, in characters: read cuts a
+// longer one there, and edit's diff cuts one around its change.
+const MaxLineChars = 2000
+
 // Encoding is how a text file's bytes are characters.
 type Encoding struct {
 	Name string // "UTF-16LE" …; "" for UTF-8
