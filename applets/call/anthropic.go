@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"toolkit/applets/write"
 	"toolkit/internal/cmdline"
@@ -109,7 +110,9 @@ func editor(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome {
 		if in.NewStr != nil {
 			newStr = *in.NewStr
 		}
-		return runTool(ctx, "edit", marshal(map[string]any{"path": in.Path, "edits": []any{map[string]any{"old_text": *in.OldStr, "new_text": newStr}}}), h)
+		o := runTool(ctx, "edit", marshal(map[string]any{"path": in.Path, "edits": []any{map[string]any{"old_text": *in.OldStr, "new_text": newStr}}}), h)
+		o.Message = editorTerms.Replace(o.Message)
+		return o
 	case "insert":
 		text := in.InsertText
 		if text == nil {
@@ -127,6 +130,15 @@ func editor(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome {
 	}
 	return outcome.Misuse("input: no command %q; the commands are view, create, str_replace, insert", in.Command)
 }
+
+// editorTerms words edit's errors in the text editor tool's own terms: its
+// str_replace has old_str and new_str, one replacement, and no replace_all.
+var editorTerms = strings.NewReplacer(
+	"edits[0]: ", "",
+	"old_text", "old_str",
+	"new_text", "new_str",
+	", or set replace_all", "",
+)
 
 // insert puts text in as lines of their own after line n of the file (0:
 // before the first), in the file's line endings, and writes it as write
@@ -168,8 +180,9 @@ func insert(ctx context.Context, path string, n int, ins string, h cmdline.Host)
 		}
 		at += i + 1
 	}
-	piece := ins
-	if len(piece) == 0 || piece[len(piece)-1] != '\n' {
+	// The lines inserted take the file's line ends, every one of them.
+	piece := strings.ReplaceAll(strings.ReplaceAll(ins, "\r\n", "\n"), "\n", eol)
+	if !strings.HasSuffix(piece, eol) {
 		piece += eol
 	}
 	if at == len(old) && len(old) > 0 && old[len(old)-1] != '\n' {

@@ -36,6 +36,9 @@ func (ed *editor) apply(i int, e Edit) (EditResult, error) {
 		return EditResult{}, fmt.Errorf("edits[%d]: old_text is in %d places (lines %s%s); quote more of the lines around the one to change, or set replace_all", i, len(spans), strings.Join(lines, ", "), more)
 	}
 	res := EditResult{Index: i, Matched: level.String(), Replacements: len(spans)}
+	if level == match.Unicode {
+		res.LookAlikes = match.LookAlikes(ed.text[spans[0].Start:spans[0].End], old)
+	}
 	type moved struct{ line, gone, came int } // a place: its line, and the line ends it took and gave
 	var places []moved
 	var out bytes.Buffer
@@ -93,7 +96,18 @@ func notFound(i int, text, old []byte) error {
 		return fmt.Errorf("edits[%d]: old_text is not in the file (it is empty)", i)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "edits[%d]: old_text is not in the file. The closest is lines %d-%d:\n", i, n.First, n.Last)
+	what := "the file"
+	if i == 0 {
+		fmt.Fprintf(&b, "edits[%d]: old_text is not in the file. The closest is lines %d-%d:\n", i, n.First, n.Last)
+	} else {
+		// Not the file on disk: the text as the edits before left it.
+		before := "edits[0]"
+		if i > 1 {
+			before = fmt.Sprintf("edits[0]-edits[%d]", i-1)
+		}
+		fmt.Fprintf(&b, "edits[%d]: old_text is not in the text as %s left it (not yet on disk). The closest is its lines %d-%d:\n", i, before, n.First, n.Last)
+		what = "the text"
+	}
 	region := text[n.Start:]
 	for l := n.First; l <= n.Last && l-n.First < maxShown; l++ {
 		line, rest, _ := bytes.Cut(region, nl)
@@ -104,7 +118,7 @@ func notFound(i int, text, old []byte) error {
 		fmt.Fprintf(&b, "[… %d lines more]\n", n.Last-n.First+1-maxShown)
 	}
 	if n.Line > 0 {
-		fmt.Fprintf(&b, "Line %d differs: the file has %q where old_text has %q", n.Line, n.Have, n.Want)
+		fmt.Fprintf(&b, "Line %d differs: %s has %q where old_text has %q", n.Line, what, n.Have, n.Want)
 	} else {
 		b.WriteString("Its lines are old_text's but for blanks at their ends")
 	}

@@ -86,8 +86,11 @@ type EditResult struct {
 	Index        int    `json:"index"`
 	Matched      string `json:"matched"` // exact, line_endings, trailing_space, indentation, unicode
 	Replacements int    `json:"replacements"`
-	FirstLine    int    `json:"first_line"` // in the new text, from 1
-	LastLine     int    `json:"last_line"`
+	// LookAlikes, at the unicode level, names the characters that differed:
+	// "“ ” for \"".
+	LookAlikes string `json:"look_alikes,omitempty"`
+	FirstLine  int    `json:"first_line"` // in the new text, from 1
+	LastLine   int    `json:"last_line"`
 }
 
 const usage = "toolkit edit [flags] PATH --old TEXT --new TEXT [--all]"
@@ -190,9 +193,13 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		}
 		res, err := ed.apply(i, e)
 		if err != nil {
-			return outcome.Failure("%s: %s", a.Path, err)
+			return outcome.Failure("%s: %s; nothing was written", a.Path, err)
 		}
-		levels = append(levels, res.Matched)
+		level := res.Matched
+		if res.LookAlikes != "" {
+			level += ": " + res.LookAlikes
+		}
+		levels = append(levels, level)
 	}
 	results := ed.ranges
 	if was == "" {

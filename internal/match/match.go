@@ -327,3 +327,38 @@ var ascii = map[rune]string{
 	'\u00A0': " ", '\u2002': " ", '\u2003': " ", '\u2007': " ", '\u2009': " ", '\u200A': " ", '\u202F': " ", '\u3000': " ",
 	'\u2026': "...",
 }
+
+// LookAlikes names the look-alike characters where a place and the quote
+// found there differ, each with the ASCII character it stands for:
+// `“ ” for ", – for -`. It is "" where they differ in none.
+func LookAlikes(place, quote []byte) string {
+	in := func(b []byte) map[rune]bool {
+		set := map[rune]bool{}
+		for _, r := range string(b) {
+			if _, ok := ascii[r]; ok {
+				set[r] = true
+			}
+		}
+		return set
+	}
+	p, q := in(place), in(quote)
+	byASCII := map[string][]rune{}
+	for _, set := range []map[rune]bool{p, q} {
+		for r := range set {
+			if p[r] != q[r] {
+				byASCII[ascii[r]] = append(byASCII[ascii[r]], r)
+			}
+		}
+	}
+	var parts []string
+	for a, rs := range byASCII {
+		sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
+		var s []string
+		for _, r := range rs {
+			s = append(s, string(r))
+		}
+		parts = append(parts, strings.Join(s, " ")+" for "+a)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
