@@ -82,6 +82,10 @@ func cases(e *benchEnv) []comparison {
 	makeBig := func() error { return writeBig(bigCopy, 100<<20) }
 	freshBig := func() error { return exec.Command("sh", "-c", "cp "+bigCopy+" "+big+" && sync "+big).Run() }
 	repo, diff := e.path("repo"), e.path("repo.diff")
+	hard := e.path("hard")
+	makeHard := func() error { return writeHard(hard) }
+	freshHard := func() error { return exec.Command("sh", "-c", "cp -f "+hard+"/orig/* "+hard+"/").Run() }
+	inHard := func(cmd string) []string { return []string{"/bin/sh", "-c", "cd " + hard + " && " + cmd + " > /dev/null"} }
 	resetRepo := func() error { return exec.Command("git", "-C", repo, "checkout", "-q", "-f", ".").Run() }
 	inRepo := func(cmd string) []string { return []string{"/bin/sh", "-c", "cd " + repo + " && " + cmd} }
 	// grep and glob search the Go distribution's own source tree (over
@@ -181,6 +185,38 @@ func cases(e *benchEnv) []comparison {
 			group: "patch", name: "the same diff, against git apply and a sync of the files it wrote",
 			base: inRepo("git apply " + diff + " && sync f*.txt"), tool: inRepo(tk + " patch " + diff),
 			runs: e.runs, target: "report the ratio", before: resetRepo,
+		},
+		// The inputs that once took quadratic time or gigabytes: each within
+		// 2 s and 10× its file. Each file is put back before each run.
+		{
+			group: "patch", name: "a one-line hunk at the end of a file of 1,000,000 identical lines (5 MB)",
+			base: inHard("git apply same.diff"), tool: inHard(tk + " patch same.diff"),
+			runs: e.runs, target: "toolkit ≤ 2 s, peak ≤ 10× the file (48 MiB)", maxMS: 2000, maxMiB: 48,
+			setup: makeHard, before: freshHard,
+		},
+		{
+			group: "patch", name: "40,000 hunks on a 4.7 MB file",
+			base: inHard("git apply hunks.diff"), tool: inHard(tk + " patch hunks.diff"),
+			runs: e.runs, target: "toolkit ≤ 2 s, peak ≤ 10× the input (4.7 MB file, 3.1 MB patch: 74 MiB)", maxMS: 2000, maxMiB: 74,
+			setup: makeHard, before: freshHard,
+		},
+		{
+			group: "edit", name: "replace_all on the 12,000 lines of a 24 KB file",
+			base: inHard("sed -i s/ab/cd/g ab.txt"), tool: inHard(tk + " edit ab.txt --old ab --new cd --all"),
+			runs: e.runs, target: "toolkit ≤ 2 s, peak ≤ 10× the file", maxMS: 2000, maxMiB: 64,
+			setup: makeHard, before: freshHard,
+		},
+		{
+			group: "edit", name: "an 8,000-line block rewritten (the 4,000-line rewrite's target: peak ≤ 64 MiB)",
+			base: inHard("sed -i s/^block/new/ block.txt"), tool: inHard(tk + " edit < block.json"),
+			runs: e.runs, target: "toolkit ≤ 2 s, peak ≤ 64 MiB", maxMS: 2000, maxMiB: 64,
+			setup: makeHard, before: freshHard,
+		},
+		{
+			group: "edit", name: "a 40 KB quote nowhere in a 600 KB file, at the loose levels",
+			base: inHard("grep -c zzz rep.txt; test $? = 1"), tool: inHard(tk + " edit < quote.json; test $? = 1"),
+			runs: e.runs, target: "toolkit ≤ 2 s, peak ≤ 10× the file", maxMS: 2000, maxMiB: 64,
+			setup: makeHard, before: freshHard,
 		},
 		{
 			group: "write", name: "60 MiB in person mode, a new file (toolkit write f < content)",
@@ -445,4 +481,51 @@ func keeperMemory(tk string, n int64) (peak, own int64, err error) {
 		return 0, 0, fmt.Errorf("no VmHWM or RssAnon for keeper %d of job %s", st.Keeper, o.Job)
 	}
 	return peak, own, nil
+}
+
+// writeHard writes, in dir, the files of the inputs that were once
+// quadratic, with a copy of each under orig/ to put back before each run:
+// 1,000,000 identical lines and a hunk for their end; 400,000 lines and
+// 40,000 hunks for them; a 24 KB file of 12,000 lines; an 8,000-line block
+// and an edit that rewrites it; and 300,000 identical lines with a 40 KB
+// quote of them that ends in a line they lack, blanks around each line.
+func writeHard(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "orig")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "orig"), 0o755); err != nil {
+		return err
+	}
+	files := map[string]string{}
+	files["orig/same.txt"] = strings.Repeat("same\n", 1_000_000)
+	files["same.diff"] = "--- a/same.txt\n+++ b/same.txt\n@@ -999998,3 +999998,3 @@\n same\n-same\n+other\n same\n"
+	var lines, hunks strings.Builder
+	for i := range 400_000 {
+		fmt.Fprintf(&lines, "line %d\n", i)
+	}
+	hunks.WriteString("--- a/hunks.txt\n+++ b/hunks.txt\n")
+	for h := range 40_000 {
+		i := h * 10
+		fmt.Fprintf(&hunks, "@@ -%d,3 +%d,3 @@\n line %d\n-line %d\n+LINE %d\n line %d\n", i+1, i+1, i, i+1, i+1, i+2)
+	}
+	files["orig/hunks.txt"], files["hunks.diff"] = lines.String(), hunks.String()
+	files["orig/ab.txt"] = strings.Repeat("ab\n", 12_000)
+	var block, newBlock strings.Builder
+	for i := range 8000 {
+		fmt.Fprintf(&block, "block line %d\n", i)
+		fmt.Fprintf(&newBlock, "new block line %d\n", i)
+	}
+	files["orig/block.txt"] = "head\n" + block.String() + "tail\n"
+	call, _ := json.Marshal(map[string]any{"path": "block.txt", "edits": []any{map[string]any{"old_text": block.String(), "new_text": newBlock.String()}}})
+	files["block.json"] = string(call)
+	files["orig/rep.txt"] = strings.Repeat("a\n", 300_000)
+	quote := strings.Repeat("  a  \n", 6_666) + "  zzz\n"
+	call, _ = json.Marshal(map[string]any{"path": "rep.txt", "edits": []any{map[string]any{"old_text": quote, "new_text": "x"}}})
+	files["quote.json"] = string(call)
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -166,7 +166,7 @@ func (a *applier) hunk(i int, h Hunk) error {
 					return nil
 				}
 			}
-			return &HunkError{i + 1, h.Header, a.nearest(old, from, hint, begin, end)}
+			return &HunkError{i + 1, h.Header, a.why(old, from, hint, begin, end)}
 		}
 	}
 	a.put(at, lines, len(old), level)
@@ -270,9 +270,11 @@ func (a *applier) reindent(at int, lines []Line, added [][]byte) [][]byte {
 }
 
 // seek finds want as whole lines of the text at or after line from, level
-// by level; at each level a unified hunk takes the place nearest its hint
-// (searched outward from it), an envelope's the first. begin and end hold
-// it to the start or the end of the file.
+// by level; at each level a unified hunk takes the place nearest its hint,
+// an envelope's the first. begin and end hold it to the start or the end of
+// the file. Each search reads each line once (match.FindLines); the one
+// nearest a hint looks in a window around it that doubles until it holds a
+// place, so a hunk where its header says costs what its lines cost.
 func (a *applier) seek(want [][]byte, from, hint int, begin, end bool) (int, match.Level, bool) {
 	n := len(want)
 	last := len(a.lines) - n // the last line a place may start at
@@ -281,50 +283,59 @@ func (a *applier) seek(want [][]byte, from, hint int, begin, end bool) (int, mat
 	}
 	for _, level := range match.LineLevels {
 		norm := match.LineNorm(level)
-		w := make([][]byte, n)
-		for j, l := range want {
-			w[j] = norm(l)
-		}
-		at := func(i int) bool {
-			for j := range w {
-				if !bytes.Equal(norm(a.line(i+j)), w[j]) {
-					return false
-				}
-			}
-			return true
+		found := -1
+		first := func(lo, hi int) {
+			match.FindLines(a.text, a.lines, want, norm, lo, hi, true, func(i int) bool {
+				found = i
+				return false
+			})
 		}
 		switch {
 		case begin && end:
-			if from == 0 && last == 0 && at(0) {
-				return 0, level, true
+			if from == 0 && last == 0 {
+				first(0, 0)
 			}
 		case begin:
-			if from == 0 && at(0) {
-				return 0, level, true
+			if from == 0 {
+				first(0, 0)
 			}
 		case end:
-			if at(last) {
-				return last, level, true
-			}
+			first(last, last)
 		case hint < 0:
-			for i := from; i <= last; i++ {
-				if at(i) {
-					return i, level, true
-				}
-			}
+			first(from, last)
 		default:
-			h := min(max(hint, from), last)
-			for d := 0; h-d >= from || h+d <= last; d++ {
-				if h-d >= from && at(h-d) {
-					return h - d, level, true
-				}
-				if d > 0 && h+d <= last && at(h+d) {
-					return h + d, level, true
-				}
-			}
+			found = a.nearest(want, norm, from, last, min(max(hint, from), last))
+		}
+		if found >= 0 {
+			return found, level, true
 		}
 	}
 	return 0, match.Exact, false
+}
+
+// nearest is the place of want between lines from and last nearest line h
+// (the earlier of two as near), or -1.
+func (a *applier) nearest(want [][]byte, norm func([]byte) []byte, from, last, h int) int {
+	for w := 16; ; w *= 2 {
+		lo, hi := max(from, h-w), min(last, h+w)
+		best := -1
+		match.FindLines(a.text, a.lines, want, norm, lo, hi, true, func(i int) bool {
+			if best < 0 || abs(i-h) < abs(best-h) {
+				best = i
+			}
+			return i < h // past h, the places only get further
+		})
+		if best >= 0 || lo == from && hi == last {
+			return best
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 func equalLines(a, b [][]byte) bool {
@@ -348,10 +359,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// nearest says why a hunk's old lines were not found: where they are if
+// why says why a hunk's old lines were not found: where they are if
 // they are in the file but not where the hunk may go, else the line the
 // hunk expected and the nearest the file has, with their numbers.
-func (a *applier) nearest(old [][]byte, from, hint int, begin, end bool) string {
+func (a *applier) why(old [][]byte, from, hint int, begin, end bool) string {
 	if at, _, ok := a.seek(old, 0, hint, false, false); ok {
 		where := fmt.Sprintf("lines %d-%d", at+1, at+len(old))
 		if len(old) == 1 {

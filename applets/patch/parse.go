@@ -51,8 +51,8 @@ type Hunk struct {
 
 // Line is a line of a hunk.
 type Line struct {
-	Kind byte   // ' ', '-' or '+'
 	Text string // without its line end
+	Kind byte   // ' ', '-' or '+'
 	// NoEnd: "\ No newline at end of file" followed it: it has no line end.
 	NoEnd bool
 }

@@ -23,6 +23,7 @@ package match
 
 import (
 	"bytes"
+	"hash/maphash"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -189,27 +190,20 @@ func byLines(text []byte, textLines func() []Line, old []byte, ol []Line, norm f
 	if len(ol) > len(tl) {
 		return nil
 	}
+	lines := make([][]byte, len(ol))
+	for j, o := range ol {
+		lines[j] = old[o.Start:o.ContentEnd]
+	}
 	var spans []Span
-	for i := 0; i+len(ol) <= len(tl); i++ {
-		ok := true
-		for j, w := range want {
-			t := tl[i+j]
-			if !bytes.Equal(norm(text[t.Start:t.ContentEnd]), w) {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
+	FindLines(text, tl, lines, norm, 0, len(tl), false, func(i int) bool {
 		last := tl[i+len(ol)-1]
 		end := last.ContentEnd
 		if withEnd {
 			end = last.End
 		}
 		spans = append(spans, Span{int(tl[i].Start), int(end)})
-		i += len(ol) - 1 // not overlapping
-	}
+		return true
+	})
 	return spans
 }
 
@@ -361,4 +355,72 @@ func LookAlikes(place, quote []byte) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
+}
+
+// FindLines finds want's lines as whole lines of text (its lines tl),
+// each compared through norm, starting at lines from..to (to included):
+// yield is given each place's first line, in order, and stops the search by
+// returning false. With overlap, places may share lines; without, each
+// place starts after the one before ends. It reads each line of the text
+// once, whatever want is: Knuth, Morris and Pratt's search over the lines'
+// hashes, each place found then checked line by line.
+func FindLines(text []byte, tl []Line, want [][]byte, norm func([]byte) []byte, from, to int, overlap bool, yield func(int) bool) {
+	m := len(want)
+	if m == 0 || from < 0 {
+		return
+	}
+	to = min(to, len(tl)-m)
+	if from > to {
+		return
+	}
+	seed := maphash.MakeSeed()
+	w := make([]uint64, m)
+	normed := make([][]byte, m)
+	for j, l := range want {
+		normed[j] = norm(l)
+		w[j] = maphash.Bytes(seed, normed[j])
+	}
+	// fail[j]: the longest proper prefix of w[:j+1] that is also its suffix.
+	fail := make([]int, m)
+	for j, k := 1, 0; j < m; j++ {
+		for k > 0 && w[j] != w[k] {
+			k = fail[k-1]
+		}
+		if w[j] == w[k] {
+			k++
+		}
+		fail[j] = k
+	}
+	line := func(i int) []byte { return norm(text[tl[i].Start:tl[i].ContentEnd]) }
+	q := 0
+	for i := from; i < to+m; i++ {
+		h := maphash.Bytes(seed, line(i))
+		for q > 0 && w[q] != h {
+			q = fail[q-1]
+		}
+		if w[q] == h {
+			q++
+		}
+		if q < m {
+			continue
+		}
+		start := i - m + 1
+		same := true
+		for j := range m {
+			if !bytes.Equal(line(start+j), normed[j]) {
+				same = false
+				break
+			}
+		}
+		switch {
+		case !same:
+			q = fail[q-1]
+		case !yield(start):
+			return
+		case overlap:
+			q = fail[q-1]
+		default:
+			q = 0
+		}
+	}
 }

@@ -176,7 +176,10 @@ func Closest(text, old []byte) (Near, bool) {
 		bestStart = longestStart(th, oh, votes, best, bestStart)
 	}
 	n := Near{First: bestStart + 1, Last: min(len(tl), bestStart+len(ol)), Start: int(tl[min(bestStart, len(tl)-1)].Start)}
-	for j := range k {
+	for j := range ol {
+		if j >= k {
+			oh = append(oh, sum(old, ol[j])) // past the lines that voted
+		}
 		i := bestStart + j
 		if i >= len(tl) {
 			n.Line, n.Index, n.Have, n.Want = len(tl), j+1, "", string(old[ol[j].Start:ol[j].ContentEnd])
