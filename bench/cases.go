@@ -86,7 +86,7 @@ func cases(e *benchEnv) []comparison {
 	makeHard := func() error { return writeHard(hard) }
 	freshHard := func() error { return exec.Command("sh", "-c", "cp -f "+hard+"/orig/* "+hard+"/").Run() }
 	inHard := func(cmd string) []string {
-		return []string{"/bin/sh", "-c", "cd " + hard + " && " + cmd + " > /dev/null"}
+		return []string{"/bin/sh", "-c", "cd " + hard + " && { " + cmd + "; } > /dev/null"}
 	}
 	resetRepo := func() error { return exec.Command("git", "-C", repo, "checkout", "-q", "-f", ".").Run() }
 	inRepo := func(cmd string) []string { return []string{"/bin/sh", "-c", "cd " + repo + " && " + cmd} }
