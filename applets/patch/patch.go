@@ -139,8 +139,14 @@ func fromArgs(c *cli.Context, a *Args) error {
 	return nil
 }
 
-// Run applies a patch.
+// Run applies a patch. A patch whose toolkit was killed in the middle is
+// put back first, and what was done is said, whatever this one does.
 func Run(ctx context.Context, a Args) outcome.Outcome {
+	recovered := replace.Recover(a.Host.Root)
+	return replace.Recovered(recovered, patch(ctx, a))
+}
+
+func patch(ctx context.Context, a Args) outcome.Outcome {
 	files, err := Parse(a.Patch)
 	var unsupported *UnsupportedError
 	switch {
@@ -599,6 +605,30 @@ func commit(r *root.Root, changes []*change) error {
 			return fmt.Errorf("%s: cannot write: %s", changes[i].path, replace.Reason(err))
 		}
 	}
+	// The journal names every file and the names their old and new
+	// contents have on the way, before the first rename: should toolkit be
+	// killed in the middle, the next call puts them back (replace.Recover).
+	steps := make([]replace.JournalStep, len(changes))
+	backups := make([]string, len(changes))
+	for i, c := range changes {
+		var err error
+		if staged[i] != nil {
+			steps[i], err = staged[i].Plan(r, c.expect, c.content)
+		} else {
+			steps[i], err = replace.PlanRemove(r, c.target)
+			backups[i] = steps[i].Backup
+		}
+		if err != nil {
+			abort(0)
+			return fmt.Errorf("%s: cannot write: %s", c.path, replace.Reason(err))
+		}
+	}
+	journal, err := replace.BeginJournal(steps)
+	if err != nil {
+		abort(0)
+		return fmt.Errorf("cannot keep the patch's journal: %s", replace.Reason(err))
+	}
+	defer journal.Close()
 	var undos []*replace.Undo
 	for i, c := range changes {
 		if testHookRename != nil {
@@ -610,7 +640,7 @@ func commit(r *root.Root, changes []*change) error {
 			u, err = staged[i].CommitUndo(c.expect)
 			staged[i] = nil
 		} else {
-			u, err = replace.RemoveUndo(r, c.target, c.expect)
+			u, err = replace.RemoveUndo(r, c.target, c.expect, backups[i])
 		}
 		if err == nil {
 			undos = append(undos, u)
@@ -625,6 +655,12 @@ func commit(r *root.Root, changes []*change) error {
 			return fmt.Errorf("%s: %s", c.path, changed)
 		}
 		return fmt.Errorf("%s: cannot write: %s", c.path, replace.Reason(err))
+	}
+	if err := journal.MarkDone(); err != nil {
+		for k := len(undos) - 1; k >= 0; k-- {
+			_ = undos[k].Revert()
+		}
+		return fmt.Errorf("cannot keep the patch's journal: %s", replace.Reason(err))
 	}
 	return replace.Done(undos)
 }

@@ -26,12 +26,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
+
+	"toolkit/internal/state"
 )
 
 // MaxLog bounds a job's log; the keeper reads on past it, so the job never
@@ -123,43 +123,9 @@ type Seen struct {
 // ErrNoJob is a job id with no record.
 var ErrNoJob = errors.New("no such job")
 
-// Dir is the per-user state directory: $TOOLKIT_STATE, else
-// $XDG_RUNTIME_DIR/toolkit, else /tmp/toolkit-UID. It is made 0700 if it is
-// not there, and refused if another user owns it, others may use it, or it
-// is not a directory (a link, say): records and FIFOs there must be this
-// user's alone.
-func Dir() (string, error) {
-	dir := os.Getenv("TOOLKIT_STATE")
-	if dir == "" {
-		if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
-			dir = filepath.Join(rt, "toolkit")
-		} else {
-			dir = filepath.Join(os.TempDir(), "toolkit-"+strconv.Itoa(os.Getuid()))
-		}
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", fmt.Errorf("the state directory %s: %w", dir, err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return "", fmt.Errorf("the state directory %s: %w", dir, err)
-	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !fi.IsDir():
-		return "", fmt.Errorf("the state directory %s is not a directory", dir)
-	case st != nil && int(st.Uid) != os.Getuid():
-		return "", fmt.Errorf("the state directory %s belongs to user %d, not to this user (%d)", dir, st.Uid, os.Getuid())
-	case fi.Mode().Perm()&0o077 != 0:
-		return "", fmt.Errorf("the state directory %s is open to other users (mode %04o); it must be 0700", dir, fi.Mode().Perm())
-	}
-	for _, sub := range []string{"jobs", "sessions"} {
-		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("the state directory %s: %w", dir, err)
-		}
-	}
-	return dir, nil
-}
+// Dir is the per-user state directory (internal/state), with the jobs'
+// and sessions' directories in it.
+func Dir() (string, error) { return state.Dir("jobs", "sessions") }
 
 // newID makes a new job's directory under jobs and returns its id: four
 // hex digits, as a model can retype them, more where four are taken.

@@ -50,6 +50,8 @@ type Staged struct {
 	// target itself: f is then a file of toolkit's own elsewhere.
 	inPlace string
 	like    Like
+	backup   string // CommitUndo's name for the old content, when planned (Plan)
+	linkName string // the name an unnamed file takes before its rename, when planned
 
 	// Old is the file being replaced; nil for a new one.
 	Old os.FileInfo
@@ -283,7 +285,10 @@ func (s *Staged) rename(dfd int, base string, absent bool) error {
 		if absent {
 			return unix.Linkat(unix.AT_FDCWD, from, dfd, base, unix.AT_SYMLINK_FOLLOW)
 		}
-		s.name = tempfile.Name("."+base+".toolkit-", ".tmp")
+		s.name = s.linkName
+		if s.name == "" {
+			s.name = tempfile.Name("."+base+".toolkit-", ".tmp")
+		}
 		if err := unix.Linkat(unix.AT_FDCWD, from, dfd, s.name, unix.AT_SYMLINK_FOLLOW); err != nil {
 			s.name = ""
 			return err

@@ -47,7 +47,10 @@ func (s *Staged) CommitUndo(expect Expect) (*Undo, error) {
 	}
 	absent := expect.Absent || s.Old == nil
 	if !absent {
-		u.backup = tempfile.Name("."+u.base+".toolkit-", ".old")
+		u.backup = s.backup
+		if u.backup == "" {
+			u.backup = tempfile.Name("."+u.base+".toolkit-", ".old")
+		}
 		if err := unix.Linkat(dfd, u.base, dfd, u.backup, 0); err != nil {
 			s.drop()
 			u.close()
@@ -69,8 +72,9 @@ func (s *Staged) CommitUndo(expect Expect) (*Undo, error) {
 }
 
 // RemoveUndo removes path if it is as expect says, keeping its content
-// under a name of its own beside it until Done; Revert puts it back.
-func RemoveUndo(r *root.Root, path string, expect Expect) (*Undo, error) {
+// under a name of its own beside it (backup, if not "") until Done; Revert
+// puts it back.
+func RemoveUndo(r *root.Root, path string, expect Expect, backup string) (*Undo, error) {
 	dir, err := r.OpenFile(filepath.Dir(path), os.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
@@ -85,7 +89,10 @@ func RemoveUndo(r *root.Root, path string, expect Expect) (*Undo, error) {
 		u.close()
 		return nil, err
 	}
-	u.backup = tempfile.Name("."+u.base+".toolkit-", ".old")
+	u.backup = backup
+	if u.backup == "" {
+		u.backup = tempfile.Name("."+u.base+".toolkit-", ".old")
+	}
 	if err := unix.Renameat(dfd, u.base, dfd, u.backup); err != nil {
 		u.close()
 		return nil, &fs.PathError{Op: "remove", Path: path, Err: err}

@@ -1,0 +1,320 @@
+package replace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"toolkit/internal/outcome"
+	"toolkit/internal/root"
+	"toolkit/internal/state"
+	"toolkit/internal/tempfile"
+)
+
+// A journal is the record of a commit of many changes (patch's all or none)
+// kept in toolkit's state directory, journals/, from before the first rename
+// until the last old content is let go. Its file is locked while its commit
+// runs: a journal that can be locked is one whose toolkit died (kill -9, a
+// crash, the machine stopped) in the middle, and Recover puts its files back
+// as they were, or, if every rename was done, finishes it.
+type Journal struct {
+	path string
+	f    *os.File
+	rec  journalRecord
+}
+
+type journalRecord struct {
+	// Done: every file is in place; what is left is letting the old
+	// contents go.
+	Done  bool          `json:"done"`
+	Steps []JournalStep `json:"steps"`
+}
+
+// JournalStep is one file of a commit, by its host path.
+type JournalStep struct {
+	Dir  string `json:"dir"`  // absolute
+	Name string `json:"name"` // the file's name in Dir
+	// Backup is the old content's name in Dir while the change is not done;
+	// "" when there was no file.
+	Backup string `json:"backup,omitempty"`
+	// Temp is the name a new content has in Dir before its rename, if it
+	// has one.
+	Temp string `json:"temp,omitempty"`
+	// NewSHA256 is the new content's, where no file was: undoing removes the
+	// file only if it is that content.
+	NewSHA256 string `json:"new_sha256,omitempty"`
+}
+
+// Plan chooses the names CommitUndo will use for a staged content, so that
+// a journal can list them before the rename: the old content's backup and
+// the new one's temporary name.
+func (s *Staged) Plan(r *root.Root, expect Expect, content []byte) (JournalStep, error) {
+	step, err := stepFor(r, s.target)
+	if err != nil {
+		return step, err
+	}
+	absent := expect.Absent || s.Old == nil
+	switch {
+	case !absent:
+		s.backup = tempfile.Name("."+step.Name+".toolkit-", ".old")
+		step.Backup = s.backup
+		if s.name == "" {
+			s.linkName = tempfile.Name("."+step.Name+".toolkit-", ".tmp")
+		}
+	default:
+		sum := sha256.Sum256(content)
+		step.NewSHA256 = hex.EncodeToString(sum[:])
+	}
+	step.Temp = s.name
+	if step.Temp == "" {
+		step.Temp = s.linkName
+	}
+	return step, nil
+}
+
+// PlanRemove chooses the name RemoveUndo will keep path's content under.
+func PlanRemove(r *root.Root, path string) (JournalStep, error) {
+	step, err := stepFor(r, path)
+	step.Backup = tempfile.Name("."+step.Name+".toolkit-", ".old")
+	return step, err
+}
+
+func stepFor(r *root.Root, target string) (JournalStep, error) {
+	dir, err := r.HostPath(filepath.Dir(target))
+	if err != nil {
+		return JournalStep{}, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return JournalStep{}, err
+	}
+	return JournalStep{Dir: dir, Name: filepath.Base(target)}, nil
+}
+
+// BeginJournal writes and syncs a journal of steps, and holds its lock
+// until Close.
+func BeginJournal(steps []JournalStep) (*Journal, error) {
+	dir, err := state.Dir("journals")
+	if err != nil {
+		return nil, err
+	}
+	f, err := tempfile.Create(filepath.Join(dir, "journals"), "commit-", ".json")
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	j := &Journal{path: f.Name(), f: f, rec: journalRecord{Steps: steps}}
+	if err := j.write(); err != nil {
+		j.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// write puts the record in the journal's file and syncs it, and its
+// directory.
+func (j *Journal) write() error {
+	b, err := json.Marshal(j.rec)
+	if err != nil {
+		return err
+	}
+	if err := j.f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := j.f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	if err := j.f.Sync(); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(j.path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// MarkDone records that every file is in place.
+func (j *Journal) MarkDone() error {
+	j.rec.Done = true
+	return j.write()
+}
+
+// Close removes the journal: its commit is done, or undone.
+func (j *Journal) Close() {
+	os.Remove(j.path)
+	j.f.Close()
+}
+
+// Recover finds the journals of commits whose toolkit died, each of whose
+// files is under r's directory (any, without a root), puts their files back
+// as they were before the commit began (or, for one whose files were all in
+// place, finishes it), removes what they left, and says what it did, a line
+// each: "[recovered: an interrupted patch of 300 files was undone]".
+func Recover(r *root.Root) []string {
+	dir, err := state.Dir("journals")
+	if err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "journals"))
+	if err != nil {
+		return nil
+	}
+	var under string
+	if r != nil {
+		under, _ = filepath.Abs(r.Dir())
+	}
+	var said []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		if line := recoverOne(filepath.Join(dir, "journals", e.Name()), under); line != "" {
+			said = append(said, line)
+		}
+	}
+	return said
+}
+
+// recoverOne recovers one journal, if its toolkit is gone and its files are
+// under the directory under ("" for any).
+func recoverOne(path, under string) string {
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return "" // its commit is running
+	}
+	b, err := os.ReadFile(path)
+	var rec journalRecord
+	if err != nil || json.Unmarshal(b, &rec) != nil {
+		if len(b) == 0 && err == nil {
+			os.Remove(path) // died before it wrote its record: nothing was renamed
+		}
+		return ""
+	}
+	for _, s := range rec.Steps {
+		if under != "" && !within(s.Dir, under) {
+			return ""
+		}
+	}
+	failed := 0
+	for i := len(rec.Steps) - 1; i >= 0; i-- {
+		if err := recoverStep(rec.Steps[i], rec.Done); err != nil {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Sprintf("[not recovered: an interrupted patch of %s left %d of them as they were; its journal %s stays]", files(len(rec.Steps)), failed, path)
+	}
+	os.Remove(path)
+	if rec.Done {
+		return fmt.Sprintf("[recovered: an interrupted patch of %s was finished: every file was in place]", files(len(rec.Steps)))
+	}
+	return fmt.Sprintf("[recovered: an interrupted patch of %s was undone]", files(len(rec.Steps)))
+}
+
+func files(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
+}
+
+func within(dir, root string) bool {
+	return dir == root || strings.HasPrefix(dir, strings.TrimSuffix(root, "/")+"/")
+}
+
+// recoverStep puts one file back (done: lets its old content go), and
+// removes its temporary name.
+func recoverStep(s JournalStep, done bool) error {
+	d, err := os.Open(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // nothing was made there
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	dfd := int(d.Fd())
+	if s.Temp != "" {
+		_ = unix.Unlinkat(dfd, s.Temp, 0)
+	}
+	var first error
+	switch {
+	case done && s.Backup != "":
+		if err := unix.Unlinkat(dfd, s.Backup, 0); err != nil && !errors.Is(err, syscall.ENOENT) {
+			first = err
+		}
+	case s.Backup != "":
+		err := unix.Renameat(dfd, s.Backup, dfd, s.Name)
+		switch {
+		case errors.Is(err, syscall.ENOENT): // its step had not begun
+		case err != nil:
+			first = err
+		default:
+			// Killed between keeping the old content and the rename, the two
+			// names are links to one file, and rename(2) leaves both.
+			_ = unix.Unlinkat(dfd, s.Backup, 0)
+		}
+	case !done && s.NewSHA256 != "":
+		// A file the commit made: removed if it is still what it wrote.
+		if sum, err := hashAt(dfd, s.Name); err == nil && sum == s.NewSHA256 {
+			if err := unix.Unlinkat(dfd, s.Name, 0); err != nil {
+				first = err
+			}
+		}
+	}
+	if err := d.Sync(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// hashAt is the sha256 of the regular file name in the directory dfd.
+func hashAt(dfd int, name string) (string, error) {
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", ErrNotRegular
+	}
+	h := sha256.New()
+	if _, err := f.WriteTo(h); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Recovered puts what Recover said before an outcome: before its text, or
+// its error.
+func Recovered(lines []string, o outcome.Outcome) outcome.Outcome {
+	if len(lines) == 0 {
+		return o
+	}
+	said := strings.Join(lines, "\n")
+	if o.Kind == outcome.Done {
+		o.Text = said + "\n" + o.Text
+	} else {
+		o.Message = said + " " + o.Message
+	}
+	return o
+}
