@@ -48,8 +48,8 @@ type Staged struct {
 	name   string   // the named temporary file in dir; "" for an unnamed one
 	// inPlace, when set, says why the content must be written into the
 	// target itself: f is then a file of toolkit's own elsewhere.
-	inPlace string
-	like    Like
+	inPlace  string
+	like     Like
 	backup   string // CommitUndo's name for the old content, when planned (Plan)
 	linkName string // the name an unnamed file takes before its rename, when planned
 
