@@ -23,7 +23,16 @@ func TestQuote(t *testing.T) {
 }
 
 // shWords runs printf '%s\0' with the words of command, as sh splits them.
+// It starts sh through Start, as every child of this package's tests must
+// be started: the reaper another test may have started collects any other.
 func shWords(command string) (string, error) {
-	out, err := exec.Command("sh", "-c", `printf '%s\0' `+command).Output()
-	return string(out), err
+	cmd := exec.Command("sh", "-c", `printf '%s\0' `+command)
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := Start(cmd); err != nil {
+		return "", err
+	}
+	err := cmd.Wait()
+	Done(cmd)
+	return out.String(), err
 }
