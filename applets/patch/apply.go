@@ -81,7 +81,7 @@ func (a *applier) eol(i int) []byte {
 // write puts b in the output, ending the line before it if it had no end
 // (the file's last line, when lines come after it now).
 func (a *applier) write(b []byte, at int) {
-	if n := a.out.Len(); n > 0 && a.out.Bytes()[n-1] != '\n' && len(b) > 0 {
+	if n := a.out.Len(); n > 0 && a.out.Bytes()[n-1] != '\n' {
 		a.out.Write(a.eol(at))
 	}
 	a.out.Write(b)
