@@ -150,10 +150,11 @@ func FuzzFind(f *testing.F) {
 			if !bytes.HasPrefix(out, text[:s.Start]) || !bytes.HasSuffix(out, text[s.End:]) {
 				t.Fatalf("bytes outside %v changed", s)
 			}
-			if level != Indentation {
-				want := bytes.ReplaceAll(new, []byte("\r\n"), []byte("\n"))
-				got := bytes.ReplaceAll(repl, []byte("\r\n"), []byte("\n"))
-				if !bytes.Equal(got, want) {
+			// new in the line ends of the place (a "\r\r\n" is a "\r" then a
+			// line end); re-indented at the levels that compare lines
+			// without their blanks.
+			if level != Indentation && level != Unicode {
+				if !bytes.Equal(repl, lineEnds(new, false)) && !bytes.Equal(repl, lineEnds(new, true)) {
 					t.Fatalf("the replacement %q is not %q in other line ends", repl, new)
 				}
 			} else if !bytes.Contains(repl, bytes.TrimLeft(bytes.ReplaceAll(new, []byte("\r\n"), []byte("\n")), " \t")) && len(bytes.TrimSpace(new)) > 0 && !bytes.Contains(new, []byte("\n")) {
