@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -33,7 +34,12 @@ func workDir(cwd string, h Options) (string, error) {
 	case err != nil || !fi.IsDir():
 		return "", fmt.Errorf("%s: no such directory", cwd)
 	}
-	return h.Root.HostPath(cwd)
+	dir, err := h.Root.HostPath(cwd)
+	if err != nil {
+		return "", err
+	}
+	// Absolute: a job's keeper runs in / and starts the command there.
+	return filepath.Abs(dir)
 }
 
 // startError words why /bin/sh could not start: the path and the errno of
