@@ -70,6 +70,13 @@ func Command() *cli.Command {
 			defer stop()
 			h := cmdline.Host{Root: r, Settings: c, Signals: again, Details: true}
 			out, failed, err := Run(ctx, data, h)
+			var unread *UnreadError
+			if errors.As(err, &unread) {
+				// Every block answered, some with an error: the answers are
+				// printed, and the call is a usage error.
+				fmt.Fprintf(c.App.Writer, "%s\n", out)
+				return misuse(err)
+			}
 			if err != nil {
 				return misuse(err)
 			}
@@ -94,15 +101,23 @@ func Run(ctx context.Context, data []byte, h cmdline.Host) ([]byte, bool, error)
 		}
 		var results []any
 		failed := false
+		var unread error
 		for i, b := range blocks {
 			res, bad, err := one(ctx, b, h)
 			if err != nil {
-				return nil, false, fmt.Errorf("block %d: %w", i, err)
+				// The blocks before it ran, and those after it run: each is
+				// answered, this one with its error, so a host learns what
+				// was done and does not run it again.
+				res = blockError(i, b, err)
+				unread = errors.Join(unread, fmt.Errorf("block %d: %w", i, err))
 			}
 			results = append(results, res)
 			failed = failed || bad
 		}
 		out, err := json.Marshal(results, json.Deterministic(true))
+		if err == nil && unread != nil {
+			return out, true, &UnreadError{Err: unread}
+		}
 		return out, failed, err
 	}
 	res, failed, err := one(ctx, data, h)
@@ -111,6 +126,29 @@ func Run(ctx context.Context, data []byte, h cmdline.Host) ([]byte, bool, error)
 	}
 	out, err := json.Marshal(res, json.Deterministic(true))
 	return out, failed, err
+}
+
+// UnreadError says that some blocks of an array could not be read: the
+// results, theirs an error each, are to be printed all the same.
+type UnreadError struct{ Err error }
+
+func (e *UnreadError) Error() string { return e.Err.Error() }
+
+// unreadBlock answers a block of an array that toolkit cannot read.
+type unreadBlock struct {
+	Type   string `json:"type"` // "error"
+	Index  int    `json:"index"`
+	ID     string `json:"id,omitempty"`
+	CallID string `json:"call_id,omitempty"`
+	Error  string `json:"error"`
+}
+
+// blockError is the answer to block i, which could not be read: with its
+// id or call_id if it has one, so a host can tell which it was.
+func blockError(i int, data []byte, err error) unreadBlock {
+	var b block
+	_ = json.Unmarshal(data, &b)
+	return unreadBlock{Type: "error", Index: i, ID: b.ID, CallID: b.CallID, Error: err.Error()}
 }
 
 // block is what toolkit reads of any block; other members are ignored.

@@ -56,7 +56,7 @@ func shellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, error) 
 	for _, c := range a.Commands {
 		args := map[string]any{"command": c}
 		if a.TimeoutMS != nil {
-			args["timeout_secs"] = max(1, (*a.TimeoutMS+999)/1000)
+			args["timeout_secs"] = seconds(*a.TimeoutMS)
 		}
 		if a.MaxOutputLength != nil {
 			args["max_output"] = max(1, *a.MaxOutputLength)
@@ -132,7 +132,7 @@ func localShellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, er
 		args["cwd"] = a.WorkingDirectory
 	}
 	if a.TimeoutMS != nil {
-		args["timeout_secs"] = max(1, (*a.TimeoutMS+999)/1000)
+		args["timeout_secs"] = seconds(*a.TimeoutMS)
 	}
 	o := runTool(ctx, "shell", marshal(args), h)
 	oc := outcomeOf(o)
@@ -245,4 +245,16 @@ func envelopeLine(diff string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// seconds is a timeout in milliseconds as whole seconds, rounded up, at
+// least 1: the largest int gives the largest seconds, which shell caps at
+// the host's ceiling and says so (an addition before the division
+// overflowed it into a 1 s timeout).
+func seconds(ms int) int {
+	s := ms / 1000
+	if ms%1000 > 0 {
+		s++
+	}
+	return max(1, s)
 }
