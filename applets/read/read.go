@@ -41,13 +41,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
+	"toolkit/internal/jobs"
 	"toolkit/internal/root"
 )
 
@@ -183,27 +183,17 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	return rd.run()
 }
 
-// isOutputName reports whether name is one shell gives the files it tells
-// of in its text, toolkit-shell-[bg-]HEX32.log: the whole output of a cut
-// call, the log of background processes.
-func isOutputName(name string) bool {
-	rest, ok := strings.CutPrefix(name, "toolkit-shell-")
-	rest = strings.TrimPrefix(rest, "bg-")
-	hex, log := strings.CutSuffix(rest, ".log")
-	return ok && log && len(hex) == 32 && strings.Trim(hex, "0123456789abcdef") == ""
-}
-
-// ownOutput returns, under a root, a root for the temporary directory when
-// path names a file there that shell named in its text: a model confined
-// to the root must be able to read what it was told to read. The names
-// hold 128 random bits; the file must be a regular one of toolkit's own
-// user, and os.Root follows no link out of the directory.
+// ownOutput returns, under a root, a root for the directory of a file
+// toolkit named in its text for the model to read (jobs.Named): a model
+// confined to the root must be able to read what it was told to read. The
+// file must be a regular one of toolkit's own user, and os.Root follows no
+// link out of its directory.
 func ownOutput(r *root.Root, path string) (*root.Root, bool) {
-	tmp := os.TempDir()
-	if r == nil || filepath.Dir(path) != filepath.Clean(tmp) || !isOutputName(filepath.Base(path)) {
+	dir, ok := jobs.Named(path)
+	if r == nil || !ok {
 		return nil, false
 	}
-	own, err := root.Open(tmp)
+	own, err := root.Open(dir)
 	if err != nil {
 		return nil, false
 	}

@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"toolkit/internal/state"
@@ -188,4 +189,29 @@ func readJSON(path string, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
+}
+
+// Named reports whether path is a file toolkit names in its text for a
+// model to read, and returns its directory: the whole output of a cut shell
+// call or of background processes (toolkit-shell-[bg-]HEX32.log in the
+// temporary directory, 128 random bits in its name) or a job's log
+// (jobs/ID/log in the state directory). read lets a model confined to a
+// root read these.
+func Named(path string) (string, bool) {
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	if dir == filepath.Clean(os.TempDir()) {
+		rest, ok := strings.CutPrefix(name, "toolkit-shell-")
+		rest = strings.TrimPrefix(rest, "bg-")
+		hex, log := strings.CutSuffix(rest, ".log")
+		return dir, ok && log && len(hex) == 32 && strings.Trim(hex, "0123456789abcdef") == ""
+	}
+	id := filepath.Base(dir)
+	if name != "log" || len(id) < 4 || strings.Trim(id, "0123456789abcdef") != "" {
+		return "", false
+	}
+	state, err := Dir()
+	if err != nil || filepath.Dir(dir) != filepath.Join(state, "jobs") {
+		return "", false
+	}
+	return dir, true
 }
