@@ -108,6 +108,7 @@ func Start(spec Spec, env []string, output *os.File) (*Job, error) {
 	if err != nil {
 		return fail(fmt.Errorf("cannot start the job's keeper: %w", err))
 	}
+	proc.Apart(cmd)
 	// Collected if it ends while the caller runs; after that, by whoever
 	// inherits it.
 	go func() { _ = cmd.Wait(); proc.Done(cmd) }()

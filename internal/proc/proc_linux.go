@@ -147,6 +147,11 @@ func (t *Tree) members(procs map[int]Info) []int {
 	}
 	var out []int
 	seen := make(map[int]bool)
+	reaper.Lock()
+	for pid := range reaper.apart {
+		seen[pid] = true // a keeper's tree is its job's, not this command's
+	}
+	reaper.Unlock()
 	stack := append([]int(nil), children[self]...)
 	for len(stack) > 0 {
 		pid := stack[len(stack)-1]
@@ -314,7 +319,21 @@ func killFound(signal func(syscall.Signal, map[int]bool) []int, leaderAlive func
 var reaper struct {
 	sync.Mutex
 	started map[int]bool
+	apart   map[int]bool // started children whose trees belong to no command of this process
 	once    sync.Once
+}
+
+// Apart says that cmd, started with Start, heads a tree of its own (a job's
+// keeper): a Tree of this process leaves it and its descendants out, so that
+// stopping one command, which stops every descendant, never stops a job
+// another call started. Done forgets it.
+func Apart(cmd *exec.Cmd) {
+	reaper.Lock()
+	defer reaper.Unlock()
+	if reaper.apart == nil {
+		reaper.apart = make(map[int]bool)
+	}
+	reaper.apart[cmd.Process.Pid] = true
 }
 
 // Start starts cmd as a child whose status os/exec will collect, and makes
@@ -334,6 +353,7 @@ func Start(cmd *exec.Cmd) error {
 func Done(cmd *exec.Cmd) {
 	reaper.Lock()
 	delete(reaper.started, cmd.Process.Pid)
+	delete(reaper.apart, cmd.Process.Pid)
 	reaper.Unlock()
 }
 
