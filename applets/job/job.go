@@ -252,7 +252,7 @@ func list() outcome.Outcome {
 	for _, j := range all {
 		b.WriteString(j.Summary())
 		b.WriteByte('\n')
-		l := Listed{ID: j.ID, Command: j.Spec.Command, AgeSecs: int64(time.Since(j.Spec.Started).Seconds()), Running: j.Running()}
+		l := Listed{ID: j.ID, Command: j.Spec.Command, AgeSecs: int64(time.Since(j.Spec.Started).Seconds()), Running: j.Running(), OutputBytes: j.OutputSize()}
 		d.Jobs = append(d.Jobs, l)
 	}
 	running := 0
@@ -261,7 +261,7 @@ func list() outcome.Outcome {
 			running++
 		}
 	}
-	fmt.Fprintf(&b, "[%d jobs, %d running]\n", len(all), running)
+	fmt.Fprintf(&b, "[%s, %d running]\n", count(len(all), "job"), running)
 	return outcome.Success(b.String(), d)
 }
 
@@ -286,11 +286,19 @@ func stopAll() outcome.Outcome {
 	if len(failed) > 0 {
 		return outcome.Failure("%s", strings.Join(failed, "; "))
 	}
-	text := fmt.Sprintf("[stopped %d jobs]\n", len(d.StoppedJobs))
+	text := fmt.Sprintf("[stopped %s]\n", count(len(d.StoppedJobs), "job"))
 	if len(d.StoppedJobs) > 0 {
-		text = fmt.Sprintf("[stopped %d jobs: %s]\n", len(d.StoppedJobs), strings.Join(d.StoppedJobs, ", "))
+		text = fmt.Sprintf("[stopped %s: %s]\n", count(len(d.StoppedJobs), "job"), strings.Join(d.StoppedJobs, ", "))
 	}
 	return outcome.Success(text, d)
+}
+
+// count words n things: "1 job", "3 jobs".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // Description tells a model when to use job and what it returns.

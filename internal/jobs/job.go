@@ -400,15 +400,24 @@ func Sweep(state string) {
 }
 
 // Summary is a line of the list of jobs.
+// OutputSize is how much the job has written: all of it once it ended
+// (its log keeps MaxLog at most), else what its log holds.
+func (j *Job) OutputSize() int64 {
+	if j.Status.OutputBytes > 0 {
+		return j.Status.OutputBytes
+	}
+	if fi, err := os.Stat(j.Log()); err == nil {
+		return fi.Size()
+	}
+	return 0
+}
+
 func (j *Job) Summary() string {
 	state := "running"
 	if !j.Running() {
 		state = "ended"
 	}
-	size := int64(0)
-	if fi, err := os.Stat(j.Log()); err == nil {
-		size = fi.Size()
-	}
+	size := j.OutputSize()
 	cmd := strings.Join(strings.Fields(j.Spec.Command), " ")
 	if len(cmd) > 60 {
 		cmd = cmd[:57] + "..."
