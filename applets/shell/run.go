@@ -146,10 +146,11 @@ type run struct {
 // hand-over between goroutines. The event loop learns of output through the
 // time of the last read, and of the end through done.
 type reader struct {
-	f    *os.File
-	out  *output
-	last atomic.Int64  // UnixNano of the last read that brought bytes
-	done chan struct{} // closed when the pipe is at its end, or the reader was stopped
+	f       *os.File
+	out     *output
+	last    atomic.Int64  // UnixNano of the last read that brought bytes
+	writing atomic.Bool   // bytes read are being handed on
+	done    chan struct{} // closed when the pipe is at its end, or the reader was stopped
 }
 
 const blockSize = 64 << 10
@@ -167,13 +168,31 @@ func (rd *reader) run() {
 	for {
 		n, err := rd.f.Read(buf)
 		if n > 0 {
+			rd.writing.Store(true)
 			rd.out.write(buf[:n])
 			rd.last.Store(time.Now().UnixNano())
+			rd.writing.Store(false)
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// behind reports whether output is still on its way in: bytes wait in the
+// pipe (FIONREAD, which Linux spells TIOCINQ), or the last read is being
+// handed on. A reader starved of CPU (many
+// toolkits at once on few cores) is behind, and the output is not quiet
+// then, though no byte came for a while.
+func (rd *reader) behind() bool {
+	if rd.writing.Load() {
+		return true
+	}
+	pending := 0
+	if c, err := rd.f.SyscallConn(); err == nil {
+		_ = c.Control(func(fd uintptr) { pending, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	}
+	return pending > 0
 }
 
 // sinceOutput is how long ago output last came.
@@ -288,6 +307,10 @@ func (r *run) loop(parent context.Context) {
 		case <-timerC(quiet):
 			if since := rd.sinceOutput(); since < r.h.Limits.Quiet {
 				quiet.Reset(r.h.Limits.Quiet - since)
+				continue
+			}
+			if rd.behind() {
+				quiet.Reset(r.h.Limits.Quiet)
 				continue
 			}
 			if r.background(&rd, beginStop) {
