@@ -126,7 +126,6 @@ func (a *applier) hunk(i int, h Hunk) error {
 	hint := -1
 	if h.Unified {
 		hint = h.OldLine - 1 // the text's own lines: the hunks before move nothing
-
 	}
 	var at int
 	level := match.Exact

@@ -46,8 +46,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"toolkit/internal/cmdline"
-	"toolkit/internal/outcome"
 	"toolkit/internal/jobs"
+	"toolkit/internal/outcome"
 	"toolkit/internal/root"
 )
 
