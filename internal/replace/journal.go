@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -22,20 +23,19 @@ import (
 
 // A journal is the record of a commit of many changes (patch's all or none)
 // kept in toolkit's state directory, journals/, from before the first rename
-// until the last old content is let go. Its file is locked while its commit
-// runs: a journal that can be locked is one whose toolkit died (kill -9, a
-// crash, the machine stopped) in the middle, and Recover puts its files back
-// as they were, or, if every rename was done, finishes it.
+// until the last old content is let go. It is written whole, synced, and
+// only then given its name (NAME.json), so a journal there is always
+// complete; every rename done, NAME.json.done is made beside it. Its file is
+// locked while its commit runs: a journal that can be locked is one whose
+// toolkit died (kill -9, a crash, the machine stopped) in the middle, and
+// Recover puts its files back as they were, or, with the .done mark, lets
+// their old contents go.
 type Journal struct {
 	path string
 	f    *os.File
-	rec  journalRecord
 }
 
 type journalRecord struct {
-	// Done: every file is in place; what is left is letting the old
-	// contents go.
-	Done  bool          `json:"done"`
 	Steps []JournalStep `json:"steps"`
 }
 
@@ -102,44 +102,44 @@ func stepFor(r *root.Root, target string) (JournalStep, error) {
 // BeginJournal writes and syncs a journal of steps, and holds its lock
 // until Close.
 func BeginJournal(steps []JournalStep) (*Journal, error) {
-	dir, err := state.Dir("journals")
+	state, err := state.Dir("journals")
 	if err != nil {
 		return nil, err
 	}
-	f, err := tempfile.Create(filepath.Join(dir, "journals"), "commit-", ".json")
+	dir := filepath.Join(state, "journals")
+	b, err := json.Marshal(journalRecord{Steps: steps})
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		os.Remove(f.Name())
+	f, err := tempfile.Create(dir, "commit-", ".tmp")
+	if err != nil {
 		return nil, err
 	}
-	j := &Journal{path: f.Name(), f: f, rec: journalRecord{Steps: steps}}
-	if err := j.write(); err != nil {
+	path := strings.TrimSuffix(f.Name(), ".tmp") + ".json"
+	j := &Journal{path: f.Name(), f: f}
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+	if err == nil {
+		_, err = f.Write(b)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err == nil {
+		j.path = path
+		err = syncDir(dir)
+	}
+	if err != nil {
 		j.Close()
 		return nil, err
 	}
 	return j, nil
 }
 
-// write puts the record in the journal's file and syncs it, and its
-// directory.
-func (j *Journal) write() error {
-	b, err := json.Marshal(j.rec)
-	if err != nil {
-		return err
-	}
-	if err := j.f.Truncate(0); err != nil {
-		return err
-	}
-	if _, err := j.f.WriteAt(b, 0); err != nil {
-		return err
-	}
-	if err := j.f.Sync(); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(j.path))
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
@@ -149,13 +149,18 @@ func (j *Journal) write() error {
 
 // MarkDone records that every file is in place.
 func (j *Journal) MarkDone() error {
-	j.rec.Done = true
-	return j.write()
+	f, err := os.OpenFile(j.path+".done", os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return syncDir(filepath.Dir(j.path))
 }
 
 // Close removes the journal: its commit is done, or undone.
 func (j *Journal) Close() {
 	os.Remove(j.path)
+	os.Remove(j.path + ".done")
 	j.f.Close()
 }
 
@@ -180,6 +185,7 @@ func Recover(r *root.Root) []string {
 	var said []string
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".json") {
+			clean(filepath.Join(dir, "journals"), e, entries)
 			continue
 		}
 		if line := recoverOne(filepath.Join(dir, "journals", e.Name()), under); line != "" {
@@ -203,11 +209,10 @@ func recoverOne(path, under string) string {
 	b, err := os.ReadFile(path)
 	var rec journalRecord
 	if err != nil || json.Unmarshal(b, &rec) != nil {
-		if len(b) == 0 && err == nil {
-			os.Remove(path) // died before it wrote its record: nothing was renamed
-		}
 		return ""
 	}
+	_, err = os.Lstat(path + ".done")
+	done := err == nil
 	for _, s := range rec.Steps {
 		if under != "" && !within(s.Dir, under) {
 			return ""
@@ -215,7 +220,7 @@ func recoverOne(path, under string) string {
 	}
 	failed := 0
 	for i := len(rec.Steps) - 1; i >= 0; i-- {
-		if err := recoverStep(rec.Steps[i], rec.Done); err != nil {
+		if err := recoverStep(rec.Steps[i], done); err != nil {
 			failed++
 		}
 	}
@@ -223,10 +228,47 @@ func recoverOne(path, under string) string {
 		return fmt.Sprintf("[not recovered: an interrupted patch of %s left %d of them as they were; its journal %s stays]", files(len(rec.Steps)), failed, path)
 	}
 	os.Remove(path)
-	if rec.Done {
+	os.Remove(path + ".done")
+	if done {
 		return fmt.Sprintf("[recovered: an interrupted patch of %s was finished: every file was in place]", files(len(rec.Steps)))
 	}
 	return fmt.Sprintf("[recovered: an interrupted patch of %s was undone]", files(len(rec.Steps)))
+}
+
+// clean removes what a toolkit killed at the edges of a commit left in the
+// journals' directory: a .done mark whose journal is gone, and a journal
+// being written when it was killed (not locked, and a minute old: one being
+// written now is locked within microseconds of its making).
+func clean(dir string, e os.DirEntry, entries []os.DirEntry) {
+	path := filepath.Join(dir, e.Name())
+	if name, ok := strings.CutSuffix(e.Name(), ".json.done"); ok && !exists(entries, name+".json") {
+		os.Remove(path)
+		return
+	}
+	if !strings.HasSuffix(e.Name(), ".tmp") {
+		return
+	}
+	fi, err := e.Info()
+	if err != nil || time.Since(fi.ModTime()) < time.Minute {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		os.Remove(path)
+	}
+}
+
+func exists(entries []os.DirEntry, name string) bool {
+	for _, e := range entries {
+		if e.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 func files(n int) string {

@@ -1,0 +1,80 @@
+package replace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRecover: a journal whose commit runs (its lock held) is left alone;
+// once its toolkit is gone, its file is put back from the old content kept
+// beside it, a new file it made is removed only if it is what it wrote, its
+// temporary name is removed, and the journal with them; with the .done mark,
+// the old contents are let go instead.
+func TestRecover(t *testing.T) {
+	t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return "(none)"
+		}
+		return string(b)
+	}
+	for _, done := range []bool{false, true} {
+		write("a.txt", "new a")
+		write(".a.txt.toolkit-1.old", "old a")
+		write(".a.txt.toolkit-1.tmp", "half")
+		write("n.txt", "made")
+		write("other.txt", "someone else's") // a new file since: not the commit's content
+		steps := []JournalStep{
+			{Dir: dir, Name: "a.txt", Backup: ".a.txt.toolkit-1.old", Temp: ".a.txt.toolkit-1.tmp"},
+			{Dir: dir, Name: "n.txt", NewSHA256: sha("made")},
+			{Dir: dir, Name: "other.txt", NewSHA256: sha("what the commit wrote")},
+		}
+		j, err := BeginJournal(steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			if err := j.MarkDone(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if said := Recover(nil); len(said) != 0 {
+			t.Fatalf("a running commit was recovered: %v", said)
+		}
+		j.f.Close() // its toolkit is gone, its journal left
+		said := Recover(nil)
+		if len(said) != 1 {
+			t.Fatalf("done=%v: said %v", done, said)
+		}
+		switch {
+		case !done && (!strings.Contains(said[0], "undone") || read("a.txt") != "old a" || read("n.txt") != "(none)"):
+			t.Fatalf("not undone: %v, a.txt %q, n.txt %q", said, read("a.txt"), read("n.txt"))
+		case done && (!strings.Contains(said[0], "finished") || read("a.txt") != "new a" || read("n.txt") != "made"):
+			t.Fatalf("not finished: %v, a.txt %q, n.txt %q", said, read("a.txt"), read("n.txt"))
+		}
+		if read("other.txt") != "someone else's" {
+			t.Fatal("a file the commit did not write was removed")
+		}
+		left, _ := filepath.Glob(filepath.Join(dir, ".*toolkit*"))
+		journals, _ := filepath.Glob(filepath.Join(os.Getenv("TOOLKIT_STATE"), "journals", "*"))
+		if len(left) > 0 || len(journals) > 0 {
+			t.Fatalf("left behind: %v %v", left, journals)
+		}
+	}
+}
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
