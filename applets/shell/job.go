@@ -175,6 +175,7 @@ type session struct {
 	name   string
 	file   string
 	script string // the command, wrapped to run in the session
+	gone   string // the session's directory, when it is there no more
 }
 
 // openSession readies a call's session, if it names one: the command
@@ -193,21 +194,28 @@ func openSession(a *Args, h Options) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", name, err)
 	}
+	sess := &session{name: name, file: file, script: jobs.SessionScript(a.Command, s, a.Env, file)}
 	if a.Cwd == "" && s.Cwd != "" {
 		if fi, err := h.Root.Stat(s.Cwd); err == nil && fi.IsDir() {
 			a.Cwd = s.Cwd
+		} else {
+			sess.gone = s.Cwd // said in the call's text: it runs elsewhere
 		}
 	}
-	return &session{name: name, file: file, script: jobs.SessionScript(a.Command, s, a.Env, file)}, nil
+	return sess, nil
 }
 
 // finish takes in what the session's shell saved, and returns the line
 // that says where the session now is, if the call moved it.
 func (s *session) finish(dir string, d *Details) string {
-	now, err := jobs.FinishSession(s.file)
-	if err != nil || now.Cwd == "" || now.Cwd == dir {
-		return ""
+	var notes []string
+	if s.gone != "" {
+		notes = append(notes, "[the session's directory "+s.gone+" is gone; this call ran in "+dir+"]")
 	}
-	d.Cwd = now.Cwd
-	return "[cwd is now " + now.Cwd + "]"
+	now, err := jobs.FinishSession(s.file)
+	if err == nil && now.Cwd != "" && (now.Cwd != dir || s.gone != "") {
+		d.Cwd = now.Cwd
+		notes = append(notes, "[cwd is now "+now.Cwd+"]")
+	}
+	return strings.Join(notes, "\n")
 }
