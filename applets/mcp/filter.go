@@ -139,7 +139,7 @@ func (f *filter) Read(p []byte) (int, error) {
 		m, err := scan(trimmed)
 		var se *jsontext.SyntacticError
 		switch {
-		case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF):
+		case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errNotJSON):
 			f.reply(jsonrpc.CodeParseError, "parse error: the line is not JSON")
 			continue
 		case err != nil:
@@ -178,6 +178,9 @@ type message struct {
 // Batches are refused here: MCP dropped them in 2025-06-18, and the SDK
 // ends the session on one.
 func scan(b []byte) (message, error) {
+	if b[0] != '{' && !jsontext.Value(b).IsValid(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) {
+		return message{}, errNotJSON // a parse error, not a request of the wrong shape
+	}
 	if b[0] == '[' {
 		return message{}, errBatch
 	}
@@ -316,6 +319,7 @@ func (f *filter) renumber(m message) ([]byte, bool) {
 
 var errBatch = errors.New("JSON-RPC batches are not taken (MCP has none since 2025-06-18)")
 var errNotObject = errors.New("a JSON-RPC message is an object")
+var errNotJSON = errors.New("the line is not JSON")
 
 func (f *filter) reply(code int, msg string) {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
