@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 // asNobody runs this test binary as the writer of path, as the user nobody
 // (65534), with content on stdin, and returns what it printed and whether it
 // wrote. It skips unless the test runs as root.
-func asNobody(t *testing.T, path, content string) (string, bool) {
+func asNobody(t *testing.T, path, content string, env ...string) (string, bool) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: running as another user needs root")
@@ -58,7 +58,7 @@ func asNobody(t *testing.T, path, content string) (string, bool) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), "TOOLKIT_WRITE_CHILD="+path)
+	cmd.Env = append(append(os.Environ(), "TOOLKIT_WRITE_CHILD="+path), env...)
 	cmd.Stdin = strings.NewReader(content)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
@@ -406,6 +406,12 @@ func TestInPlaceWhenTheDirectoryRefuses(t *testing.T) {
 	out, ok = asNobody(t, filepath.Join(dir, "new.txt"), "x")
 	if ok || !strings.Contains(out, ": cannot create a file in the directory "+dir+": permission denied") {
 		t.Fatalf("a new file: ok %v: %q", ok, out)
+	}
+	// Written in place, the content waits in $TMPDIR first: when that
+	// cannot be used, the error names it, not the file (which is there).
+	out, ok = asNobody(t, path, "newer\n", "TMPDIR="+filepath.Join(dir, "no-such-tmp"))
+	if ok || !strings.Contains(out, "f.txt: cannot create a file in the directory "+filepath.Join(dir, "no-such-tmp")+": no such file or directory") {
+		t.Fatalf("a TMPDIR that is not there: ok %v: %q", ok, out)
 	}
 }
 

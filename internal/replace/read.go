@@ -60,14 +60,14 @@ func ReadWhole(r *root.Root, path string) ([]byte, error) {
 func Reason(err error) string {
 	var de *DirError
 	switch {
+	case errors.As(err, &de):
+		return de.Error() // a directory's, not the file's: "no such file" would be wrong
 	case errors.Is(err, fs.ErrNotExist) && !errors.Is(err, root.ErrOutside):
 		return "no such file"
 	case errors.Is(err, syscall.EISDIR):
 		return "is a directory"
 	case errors.Is(err, ErrNotRegular):
 		return "not a regular file"
-	case errors.As(err, &de):
-		return de.Error()
 	}
 	return root.Reason(err)
 }

@@ -139,7 +139,8 @@ func StageLike(r *root.Root, target string, like Like, write func(io.Writer) err
 		}
 		if s.f, err = tempfile.Create(os.TempDir(), "toolkit-write-", ".tmp"); err != nil {
 			s.dir.Close()
-			return nil, err
+			// Not the file's fault: the directory its content waits in.
+			return nil, &DirError{Dir: os.TempDir(), Err: err}
 		}
 		_ = os.Remove(s.f.Name())
 		s.inPlace = "the directory " + dir + " takes no new file"
