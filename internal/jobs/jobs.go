@@ -118,6 +118,7 @@ type Status struct {
 // Seen is what the looks at a job have shown.
 type Seen struct {
 	Offset   int64     `json:"offset"`             // bytes of the log shown
+	Matched  int64     `json:"matched,omitempty"`  // bytes of the log an until matched in
 	EndShown time.Time `json:"end_shown,omitzero"` // when the job's end was shown
 }
 

@@ -68,7 +68,14 @@ func Look(ctx context.Context, j *Job, o LookOptions) (View, error) {
 	var seen Seen
 	_ = readJSON(filepath.Join(j.Dir, "look.json"), &seen)
 	v := View{Log: j.Log()}
-	v.Matched, v.Waiting = j.wait(ctx, seen.Offset, o)
+	// until looks at the output no until matched in yet, shown or not:
+	// what the call that started the job showed counts (but no more than
+	// maxMatchText of what was shown).
+	var matchedTo int64
+	v.Matched, v.Waiting, matchedTo = j.wait(ctx, max(seen.Matched, seen.Offset-maxMatchText, 0), o)
+	if v.Matched {
+		seen.Matched = matchedTo
+	}
 
 	size := logSize(j)
 	text, res, err := render(j, seen.Offset, size, o)
@@ -119,36 +126,42 @@ func Look(ctx context.Context, j *Job, o LookOptions) (View, error) {
 	return v, nil
 }
 
-// wait waits as o says, and reports whether Until matched and whether the
-// job is waiting for input.
-func (j *Job) wait(ctx context.Context, from int64, o LookOptions) (matched, waiting bool) {
-	if o.Wait <= 0 {
-		return false, false
+// wait waits as o says, and reports whether Until matched the output from
+// from on, whether the job is waiting for input, and how far in the log the
+// matcher had read when it matched.
+func (j *Job) wait(ctx context.Context, from int64, o LookOptions) (matched, waiting bool, at int64) {
+	if o.Wait <= 0 && o.Until == nil {
+		return false, false, 0
 	}
 	deadline := time.Now().Add(o.Wait)
 	m := matcher{re: o.Until, at: from, raw: o.Raw}
-	lastSize, lastGrowth := from, time.Now()
+	lastSize, lastGrowth := logSize(j), time.Now()
 	for {
 		if err := j.Refresh(); err != nil || !j.Running() {
-			return m.match(j), false
+			return m.match(j), false, m.at
 		}
 		size := logSize(j)
 		if size != lastSize {
 			lastSize, lastGrowth = size, time.Now()
 		}
 		if m.match(j) {
-			return true, false
+			return true, false, m.at
 		}
 		if time.Since(lastGrowth) >= quietBeforeWaiting && j.WaitingForInput() {
-			return false, true
+			// What it printed before it sat down to read may have reached
+			// the log since the match above: the match wins.
+			if m.match(j) {
+				return true, false, m.at
+			}
+			return false, true, 0
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return false, false
+			return false, false, 0
 		}
 		select {
 		case <-ctx.Done():
-			return false, false
+			return false, false, 0
 		case <-time.After(min(pollEvery, left)):
 		}
 	}
