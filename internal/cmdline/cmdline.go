@@ -95,8 +95,14 @@ func (ap Applet[A]) Call(ctx context.Context, data []byte, h Host) outcome.Outco
 
 func (ap Applet[A]) misuse(msg string) outcome.Outcome {
 	o := outcome.Misuse("%s", msg)
-	o.Usage = ap.Synopsis
+	o.Usage = ap.schemaUsage()
 	return o
+}
+
+// schemaUsage is the usage a usage error in a JSON input points to: the
+// input's fields, which toolkit schema shows, not the command line's flags.
+func (ap Applet[A]) schemaUsage() string {
+	return "a JSON object with the fields of toolkit schema " + ap.Name
 }
 
 // Command is the applet's command line.
@@ -129,6 +135,9 @@ func (ap Applet[A]) Command() *cli.Command {
 			ctx, stop, again := SignalContext()
 			defer stop()
 			o := ap.Run(ctx, &a, Host{Root: r, Settings: c, Mode: mode, Stdout: c.App.Writer, Signals: again, Details: mode != outcome.TextMode})
+			if in == machine && o.Kind == outcome.UsageError {
+				o.Usage = ap.schemaUsage() // the input was JSON: its fields, not the flags
+			}
 			return Exit(c, o, mode)
 		},
 	}
@@ -306,5 +315,9 @@ func (ap Applet[A]) inputError(err error, in inputMode) outcome.Outcome {
 	if in == person && errors.As(err, &fe) {
 		msg = fe.PersonError()
 	}
-	return ap.misuse(msg)
+	o := ap.misuse(msg)
+	if in == person {
+		o.Usage = ap.Synopsis
+	}
+	return o
 }
