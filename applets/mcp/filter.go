@@ -339,8 +339,9 @@ type writer struct {
 	w      io.Writer
 	open   map[int64]sent // requests without a response, by toolkit's id
 	byID   map[string]int64
-	wait   chan struct{} // closed when open is empty; nil while it is
-	failed error         // the first write that failed
+	gone   map[int64]bool // cancelled requests, by toolkit's id: their late answers are dropped
+	wait   chan struct{}  // closed when open is empty; nil while it is
+	failed error          // the first write that failed
 }
 
 // sent is a request's id as the client sent it.
@@ -350,13 +351,21 @@ type sent struct {
 }
 
 func newWriter(w io.Writer) *writer {
-	return &writer{w: w, open: map[int64]sent{}, byID: map[string]int64{}}
+	return &writer{w: w, open: map[int64]sent{}, byID: map[string]int64{}, gone: map[int64]bool{}}
 }
 
 func (l *writer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	id, at, ok := responseID(p)
+	if ok && l.gone[id] {
+		// The SDK answers a request even after its cancellation: under
+		// toolkit's id, which is no id of the client's any more, or one it
+		// uses for its next request. The client wants no answer to it
+		// (MCP's cancellation), so none goes out.
+		delete(l.gone, id)
+		return len(p), nil
+	}
 	s, known := l.open[id]
 	if ok && known {
 		p = append(append(append([]byte(nil), p[:at[0]]...), s.raw...), p[at[1]:]...)
@@ -410,6 +419,7 @@ func (l *writer) cancel(id jsonrpc.ID) (int64, bool) {
 	ours, ok := l.byID[idKey(id)]
 	if ok {
 		l.forget(ours)
+		l.gone[ours] = true
 	}
 	return ours, ok
 }
