@@ -30,8 +30,10 @@ type Job struct {
 func (j *Job) Log() string { return filepath.Join(j.Dir, "log") }
 
 // Marker is the environment entry every process of a job starts with, by
-// which what is left of a job whose keeper died is found.
-func Marker(id string) string { return "TOOLKIT_JOB=" + id }
+// which what is left of a job whose keeper died is found: the job's
+// directory, which names its state directory too, so that two state
+// directories' jobs of the same id are never taken for each other.
+func Marker(dir string) string { return "TOOLKIT_JOB=" + dir }
 
 // Start makes a record for spec and starts its keeper, with env as the
 // command's environment, and returns the job once the keeper has started
@@ -93,7 +95,7 @@ func Start(spec Spec, env []string, output *os.File) (*Job, error) {
 	cmd := &exec.Cmd{
 		Path:       exe,
 		Args:       []string{"toolkit", KeeperName, j.Dir},
-		Env:        append(slices.Clip(env), Marker(id)),
+		Env:        append(slices.Clip(env), Marker(j.Dir)),
 		Dir:        "/",
 		Stdin:      null,
 		Stdout:     null,
@@ -188,11 +190,15 @@ func (j *Job) stopOrphans() {
 		others := proc.Others()
 		var found []int
 		if j.Status.Leader != 0 {
-			if procs, err := proc.Snapshot(); err == nil {
+			// The session is the job's only while its leader's pid names no
+			// other process: a leader that is still there must be the one
+			// that started (a pid reused is another's, and so its session).
+			leader, there := proc.Lookup(j.Status.Leader)
+			if procs, err := proc.Snapshot(); err == nil && (!there || leader.Start == j.Status.LeaderStart) {
 				found = append(found, proc.InSession(procs, j.Status.Leader)...)
 			}
 		}
-		found = append(found, proc.Marked(others, Marker(j.ID))...)
+		found = append(found, proc.Marked(others, Marker(j.Dir))...)
 		if j.Status.Pipe != "" {
 			found = append(found, proc.HoldersOf(others, j.Status.Pipe)...)
 		}
@@ -340,6 +346,12 @@ func (j *Job) Stop(why string) error {
 	if !j.keeperAlive() {
 		return j.Refresh()
 	}
+	// A stop must not need the keeper's good will: a command may have
+	// stopped its keeper (kill -STOP $PPID), so it is continued first, and
+	// again while the stop runs; a keeper that still has not ended the job
+	// in time is killed, and what is left of the job is stopped from here,
+	// as for a keeper that died.
+	_ = syscall.Kill(j.Status.Keeper, syscall.SIGCONT)
 	if err := syscall.Kill(j.Status.Keeper, StopSignal); err != nil {
 		return j.Refresh()
 	}
@@ -348,9 +360,19 @@ func (j *Job) Stop(why string) error {
 		if err := j.Refresh(); err != nil || !j.Running() {
 			return err
 		}
+		_ = syscall.Kill(j.Status.Keeper, syscall.SIGCONT)
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("job %s did not stop within %s", j.ID, time.Duration(j.Spec.Grace)+8*time.Second)
+	if j.keeperAlive() {
+		_ = syscall.Kill(j.Status.Keeper, syscall.SIGKILL)
+		for end := time.Now().Add(2 * time.Second); j.keeperAlive() && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if err := j.Refresh(); err != nil || !j.Running() {
+		return err
+	}
+	return fmt.Errorf("job %s did not stop within %s", j.ID, time.Duration(j.Spec.Grace)+10*time.Second)
 }
 
 // List reads every job's record, oldest first.

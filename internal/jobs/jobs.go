@@ -93,6 +93,7 @@ type Status struct {
 	Keeper      int    `json:"keeper"`
 	KeeperStart uint64 `json:"keeper_start"` // its start time, in clock ticks since boot
 	Leader      int    `json:"leader,omitempty"`
+	LeaderStart uint64 `json:"leader_start,omitempty"` // its start time: a pid reused names another process
 	// Input is what the command's stdin is, as /proc/PID/fd shows it
 	// ("pipe:[123]", "/dev/pts/4"); Pipe is the output pipe's.
 	Input string `json:"input,omitempty"`

@@ -149,6 +149,9 @@ func (k *keeper) startCommand() error {
 		k.status.Pipe, _ = proc.PipeID(pr)
 	}
 	k.status.Leader = cmd.Process.Pid
+	if info, ok := proc.Lookup(cmd.Process.Pid); ok {
+		k.status.LeaderStart = info.Start
+	}
 	k.tree = &proc.Tree{Leader: cmd.Process.Pid}
 	k.cmd = cmd
 	return nil

@@ -512,7 +512,7 @@ func Others() []int {
 }
 
 // Marked returns the processes among pids whose environment holds the entry
-// kv ("TOOLKIT_JOB=3f2a"), as they were started: a process that changed its
+// kv ("TOOLKIT_JOB=/tmp/toolkit-0/jobs/3f2a"), as they were started: a process that changed its
 // environment with env -i is not found.
 func Marked(pids []int, kv string) []int {
 	var out []int

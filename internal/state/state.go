@@ -25,6 +25,11 @@ func Dir(subs ...string) (string, error) {
 			dir = filepath.Join(os.TempDir(), "toolkit-"+strconv.Itoa(os.Getuid()))
 		}
 	}
+	// Absolute: the paths in it are handed to processes in other
+	// directories (a job's keeper runs in /) and compared as strings.
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("the state directory %s: %w", dir, err)
 	}
