@@ -114,8 +114,22 @@ func Start(spec Spec, env []string, output *os.File) (*Job, error) {
 	// Collected if it ends while the caller runs; after that, by whoever
 	// inherits it.
 	go func() { _ = cmd.Wait(); proc.Done(cmd) }()
+	// The command may stop its keeper before the keeper says it started
+	// (kill -STOP $PPID): the keeper is continued while it is waited for.
+	stopped := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stopped:
+				return
+			case <-time.After(100 * time.Millisecond):
+				_ = cmd.Process.Signal(syscall.SIGCONT)
+			}
+		}
+	}()
 	_ = ready.SetReadDeadline(time.Now().Add(10 * time.Second))
 	said, err := io.ReadAll(ready)
+	close(stopped)
 	switch {
 	case err != nil:
 		_ = cmd.Process.Kill()

@@ -41,9 +41,11 @@ func TestOrphansAreTheJobsOnly(t *testing.T) {
 	}
 	// The keeper: a pid that no longer runs.
 	gone := exec.Command("true")
-	if err := gone.Run(); err != nil {
+	if err := proc.Start(gone); err != nil {
 		t.Fatal(err)
 	}
+	_ = gone.Wait()
+	proc.Done(gone)
 	j := &Job{ID: "3f2a", Dir: dir, Spec: Spec{Grace: Duration(100 * time.Millisecond)}}
 	j.Status.Keeper, j.Status.Leader, j.Status.LeaderStart = gone.Process.Pid, leader.Process.Pid, info.Start+1
 	j.stopOrphans()
