@@ -227,4 +227,4 @@ const Description = `Read a text file in the sandbox as numbered lines, or list 
 
 Each line is its number, a tab, and the line, as cat -n prints them: when you quote or edit a line, leave the number and the tab out. The first 2000 lines by default; offset (from 1) and limit choose others, and a negative offset reads from the end (offset -100: the last 100 lines). A last line in brackets says which lines were shown of how many, the file's sha256 (12 hex digits: give it as if_match to write or edit, so that changes you have not seen are never overwritten), and which offset to read next when more lines follow.
 
-Limits: a line over 2000 characters is cut and says how much was left out; at most 256 KiB of text per call. A binary file is refused with its type and size. A directory lists its entries, directories with a trailing /.`
+Limits: a line over 2000 characters is cut and says how much was left out; at most the host's limit of text per call (256 KiB; 100 KiB through toolkit mcp and toolkit call; max_bytes asks for less). A binary file is refused with its type and size. A directory lists its entries, directories with a trailing /.`
