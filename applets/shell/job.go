@@ -63,6 +63,12 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 		env = withTerm(env, a.Env)
 	}
 	spec := jobs.Spec{Command: a.Command, Cwd: dir, TTY: a.TTY, Lifetime: jobs.Duration(life), Grace: jobs.Duration(h.Limits.Grace)}
+	if a.Rows != nil {
+		spec.Rows = *a.Rows
+	}
+	if a.Cols != nil {
+		spec.Cols = *a.Cols
+	}
 	if sess != nil {
 		spec.Command, spec.Session, spec.SessionFile = sess.script, sess.name, sess.file
 	}

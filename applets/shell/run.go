@@ -23,6 +23,9 @@ import (
 // context.Canceled) is said in the text.
 func Run(ctx context.Context, a Args) outcome.Outcome {
 	h := a.Host.withDefaults()
+	if (a.Rows != nil || a.Cols != nil) && !a.TTY {
+		return outcome.Misuse("rows and cols are a terminal's size: they go with tty")
+	}
 	if a.YieldSecs != nil || a.Background || a.TTY {
 		return runJob(ctx, a, h)
 	}

@@ -48,6 +48,8 @@ type Spec struct {
 	Command  string    `json:"command"`
 	Cwd      string    `json:"cwd,omitempty"`
 	TTY      bool      `json:"tty,omitempty"`
+	Rows     int       `json:"rows,omitempty"` // the terminal's size; 0 for the default
+	Cols     int       `json:"cols,omitempty"`
 	Session  string    `json:"session,omitempty"`
 	Started  time.Time `json:"started"`
 	Lifetime Duration  `json:"lifetime"` // the keeper stops the job after this long

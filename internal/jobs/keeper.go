@@ -26,7 +26,12 @@ import (
 const KeeperName = "job-keeper"
 
 // The terminal a job with tty gets: wide enough that little wraps.
-var termSize = &pty.Winsize{Rows: 40, Cols: 160}
+// DefaultRows and DefaultCols are a job's terminal's size when its call
+// gives none; MaxRows and MaxCols bound what a call may give.
+const (
+	DefaultRows, DefaultCols = 40, 160
+	MaxRows, MaxCols         = 1000, 1000
+)
 
 // keeper is the state of one keeper process.
 type keeper struct {
@@ -115,7 +120,14 @@ func (k *keeper) startCommand() error {
 			return fmt.Errorf("cannot open a terminal: %w", err)
 		}
 		defer tty.Close()
-		_ = pty.Setsize(master, termSize)
+		size := &pty.Winsize{Rows: DefaultRows, Cols: DefaultCols}
+		if k.spec.Rows > 0 {
+			size.Rows = uint16(min(k.spec.Rows, MaxRows))
+		}
+		if k.spec.Cols > 0 {
+			size.Cols = uint16(min(k.spec.Cols, MaxCols))
+		}
+		_ = pty.Setsize(master, size)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 		if err := proc.Start(cmd); err != nil {
