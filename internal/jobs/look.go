@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"toolkit/internal/clean"
 	"toolkit/internal/cut"
@@ -78,6 +79,11 @@ func Look(ctx context.Context, j *Job, o LookOptions) (View, error) {
 	}
 
 	size := logSize(j)
+	if j.Running() {
+		// A character or an escape sequence cut by the end of what has
+		// come so far waits for the next look, which shows it whole.
+		size -= unfinished(j, seen.Offset, size)
+	}
 	text, res, err := render(j, seen.Offset, size, o)
 	if err != nil {
 		return View{}, err
@@ -165,6 +171,59 @@ func (j *Job) wait(ctx context.Context, from int64, o LookOptions) (matched, wai
 		case <-time.After(min(pollEvery, left)):
 		}
 	}
+}
+
+// unfinished is how many bytes at the end of the log's from..to are the
+// start of a character or an escape sequence still to be finished: a look
+// that cleaned them now would show "\ufffd" or "31mred" for what the next
+// one finishes.
+func unfinished(j *Job, from, to int64) int64 {
+	n := min(to-from, 256)
+	if n <= 0 {
+		return 0
+	}
+	f, err := os.Open(j.Log())
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	tail := make([]byte, n)
+	if _, err := f.ReadAt(tail, to-n); err != nil {
+		return 0
+	}
+	if i := bytes.LastIndexByte(tail, 0x1b); i >= 0 && !escapeDone(tail[i:]) {
+		return int64(len(tail) - i)
+	}
+	for k := 1; k <= min(len(tail), utf8.UTFMax-1); k++ {
+		if r := tail[len(tail)-k:]; utf8.RuneStart(r[0]) {
+			if !utf8.FullRune(r) {
+				return int64(k)
+			}
+			break
+		}
+	}
+	return 0
+}
+
+// escapeDone reports whether seq, from an ESC on, holds a whole escape
+// sequence: a CSI's final byte, a string's BEL or ESC \, an escape's final
+// byte.
+func escapeDone(seq []byte) bool {
+	if len(seq) < 2 {
+		return false
+	}
+	switch seq[1] {
+	case '[':
+		return bytes.IndexFunc(seq[2:], func(r rune) bool { return r >= 0x40 && r <= 0x7e }) >= 0
+	case ']', 'P', '_', '^', 'X':
+		return bytes.IndexByte(seq, 0x07) >= 0 || bytes.Contains(seq[1:], []byte{0x1b, '\\'}) || bytes.IndexByte(seq, '\n') >= 0
+	}
+	for _, b := range seq[1:] {
+		if b >= 0x30 && b <= 0x7e {
+			return true
+		}
+	}
+	return false
 }
 
 // logSize is how much of the job's output its log holds.
