@@ -154,11 +154,15 @@ func TestReadingInput(t *testing.T) {
 		t.Cleanup(func() { w.Close() })
 		cmd := exec.Command("sh", "-c", script)
 		cmd.Stdin = r
-		if err := cmd.Start(); err != nil {
+		// A group of its own, killed whole at the end: a pipeline's
+		// processes outlived a kill of sh alone, and, this process being a
+		// subreaper, became members of the next run's trees (-count=3).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := Start(cmd); err != nil {
 			t.Fatal(err)
 		}
 		r.Close()
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait(); Done(cmd) })
 		id, err := PipeID(w)
 		if err != nil {
 			t.Fatal(err)
