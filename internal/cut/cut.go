@@ -302,10 +302,20 @@ func (s *scanner) joins(b []byte) bool {
 	return hasFailure(buf[:n])
 }
 
+// passing are the starts of test runners' lines that report a test
+// starting or passing: "=== RUN   TestFailover" names a failure word and
+// says nothing failed.
+var passing = [][]byte{[]byte("=== RUN"), []byte("=== PAUSE"), []byte("=== CONT"), []byte("=== NAME"), []byte("--- PASS"), []byte("--- SKIP")}
+
 // endLine keeps the line being read if it looks like a failure.
 func (s *scanner) endLine() {
 	if !s.hit || len(s.found) >= MaxFailures {
 		return
+	}
+	for _, p := range passing {
+		if bytes.HasPrefix(bytes.TrimLeft(s.text, " \t"), p) {
+			return
+		}
 	}
 	text := s.text[:runeStart(s.text, min(len(s.text), MaxFailureLine))]
 	cut := int64(len(text)) < s.size

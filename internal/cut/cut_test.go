@@ -378,3 +378,31 @@ func FuzzHasFailure(f *testing.F) {
 		}
 	})
 }
+
+// TestFailurePicker: a test runner's lines that say a test starts or passes
+// ("=== RUN   TestFailover", "--- PASS: TestFailover") are not failures, whatever
+// the test's name; and once the slots are full the cut line does not give
+// their number as the number of failures in the middle.
+func TestFailurePicker(t *testing.T) {
+	c := New(200)
+	c.Write([]byte(strings.Repeat("head line\n", 30)))
+	for i := range 50 {
+		fmt.Fprintf(c, "=== RUN   TestFailover%d\n--- PASS: TestFailover%d (0.00s)\n    --- PASS: TestFailover%d/sub (0.00s)\n", i, i, i)
+		fmt.Fprintf(c, "error: case %d\n", i)
+	}
+	c.Write([]byte(strings.Repeat("tail line\n", 30)))
+	r := c.Result()
+	if len(r.Failures) != MaxFailures {
+		t.Fatalf("%d failures kept, want %d", len(r.Failures), MaxFailures)
+	}
+	for _, f := range r.Failures {
+		if !strings.HasPrefix(f.Text, "error: case ") {
+			t.Fatalf("kept %q as a failure", f.Text)
+		}
+	}
+	var b strings.Builder
+	r.Layout(&b, "here")
+	if !strings.Contains(b.String(), "; the first 20 of them that look like failures:]") || strings.Contains(b.String(), "20 of them look like failures") {
+		t.Fatalf("the cut line: %s", b.String())
+	}
+}

@@ -17,9 +17,14 @@ func (r Result) Layout(b *strings.Builder, where string) {
 	}
 	fmt.Fprintf(b, "[… %s cut (%d bytes)", middle(r), r.MidBytes)
 	if n := len(r.Failures); n > 0 {
-		if n == 1 {
+		switch {
+		case n >= MaxFailures:
+			// The middle is not read for more once the slots are full: how
+			// many more there were is not known, and not said.
+			fmt.Fprintf(b, "; the first %d of them that look like failures:]\n", n)
+		case n == 1:
 			b.WriteString("; 1 of them looks like a failure:]\n")
-		} else {
+		default:
 			fmt.Fprintf(b, "; %d of them look like failures:]\n", n)
 		}
 		for _, f := range r.Failures {
