@@ -36,8 +36,8 @@ import (
 type Args struct {
 	Pattern  string  `json:"pattern" flag:"PATTERN" check:"required,nonempty,nonul" desc:"A glob matched against each path from path: * and ? within a name, ** for any number of directories, [abc], {a,b}. **/*.go is every .go file; src/**/*_test.go those under src; *.md those in path itself."`
 	Path     *string `json:"path,omitempty" flag:"PATH" check:"nonempty,nonul" desc:"The directory to look in. Default: the working directory (the root with --root); ~ is the home directory."`
-	Type     *string `json:"type,omitempty" flag:"--type TYPE" usage:"file (default), dir or any" desc:"What to list: file (default; symbolic links count as files), dir, or any."`
-	Sort     *string `json:"sort,omitempty" flag:"--sort ORDER" usage:"mtime (newest first, the default) or path" desc:"mtime (default): the most recently changed first; path: in order of their paths."`
+	Type     *string `json:"type,omitempty" flag:"--type TYPE" usage:"file (default), dir or any" check:"oneof=file dir any" desc:"What to list: file (default; symbolic links count as files), dir, or any."`
+	Sort     *string `json:"sort,omitempty" flag:"--sort ORDER" usage:"mtime (newest first, the default) or path" check:"oneof=mtime path" desc:"mtime (default): the most recently changed first; path: in order of their paths."`
 	Offset   *int    `json:"offset,omitempty" flag:"--offset N" check:"min=1" desc:"The first path to show, from 1, to go on after a page."`
 	Limit    *int    `json:"limit,omitempty" flag:"--limit N" check:"min=1" desc:"How many paths to show; default 500."`
 	Hidden   bool    `json:"hidden,omitempty" flag:"--hidden" desc:"List hidden files and directories too (names starting with a dot)."`
@@ -94,15 +94,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if a.Type != nil {
 		kind = *a.Type
 	}
-	if kind != "file" && kind != "dir" && kind != "any" {
-		return outcome.Misuse("input: type must be file, dir or any, not %q", kind)
-	}
 	order := "mtime"
 	if a.Sort != nil {
 		order = *a.Sort
-	}
-	if order != "mtime" && order != "path" {
-		return outcome.Misuse("input: sort must be mtime or path, not %q", order)
 	}
 	pattern := strings.TrimPrefix(a.Pattern, "./")
 	if !doublestar.ValidatePattern(pattern) {

@@ -51,7 +51,7 @@ type Args struct {
 	IgnoreCase bool    `json:"ignore_case,omitempty" flag:"--ignore-case" desc:"Match upper and lower case alike."`
 	Fixed      bool    `json:"fixed,omitempty" flag:"--fixed" desc:"Take pattern as a literal string, not a regular expression."`
 	Context    *int    `json:"context,omitempty" flag:"--context N" check:"min=0" desc:"Show this many lines before and after each match (at most 10)."`
-	Output     *string `json:"output,omitempty" flag:"--output MODE" usage:"lines (default), files or count" desc:"lines (default): the matching lines; files: the files that match; count: how many lines match in each file."`
+	Output     *string `json:"output,omitempty" flag:"--output MODE" usage:"lines (default), files or count" check:"oneof=lines files count" desc:"lines (default): the matching lines; files: the files that match; count: how many lines match in each file."`
 	Offset     *int    `json:"offset,omitempty" flag:"--offset N" check:"min=1" desc:"The first match (or file) to show, from 1, to go on after a page."`
 	Limit      *int    `json:"limit,omitempty" flag:"--limit N" check:"min=1" desc:"How many matches (or files) to show; default 200."`
 	Hidden     bool    `json:"hidden,omitempty" flag:"--hidden" desc:"Search hidden files and directories too (names starting with a dot)."`
@@ -188,9 +188,6 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	mode := "lines"
 	if a.Output != nil {
 		mode = *a.Output
-	}
-	if mode != "lines" && mode != "files" && mode != "count" {
-		return outcome.Misuse("input: output must be lines, files or count, not %q", mode)
 	}
 	find, err := newFinder(a.Pattern, a.Fixed, a.IgnoreCase)
 	if err != nil {

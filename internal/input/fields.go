@@ -37,6 +37,7 @@ type Field struct {
 	IsName   bool // a name: letters, digits, '_', '.' and '-', 1 to 64 of them, not starting with '.' or '-'
 	Bytes    bool // a String held as []byte: a large text decoded with one copy
 	Min      *int64
+	OneOf    []string // the values a String may take, when they are few (check:"oneof=a b c")
 
 	Elem   *Field  // a List's elements
 	Fields []Field // an Object's fields
@@ -98,6 +99,8 @@ func Fields(t reflect.Type) []Field {
 				f.IfMatch = true
 			case c == "name":
 				f.IsName = true
+			case strings.HasPrefix(c, "oneof="):
+				f.OneOf = strings.Fields(c[len("oneof="):])
 			case strings.HasPrefix(c, "min="):
 				n, err := strconv.ParseInt(c[len("min="):], 10, 64)
 				if err != nil {
@@ -206,6 +209,9 @@ func problem(f Field, v reflect.Value) string {
 		if f.IfMatch && !IsIfMatch(s) {
 			return fmt.Sprintf("must be a sha256 (12 to 64 hex digits) or \"absent\", not %q", s)
 		}
+		if len(f.OneOf) > 0 && !slices.Contains(f.OneOf, s) {
+			return fmt.Sprintf("must be %s, not %q", orList(f.OneOf), s)
+		}
 		if f.IsName && !IsName(s) {
 			return fmt.Sprintf("must be a name of 1 to 64 letters, digits, '_', '.' or '-', starting with a letter, digit or '_', not %q", s)
 		}
@@ -245,6 +251,14 @@ func IsIfMatch(s string) bool {
 		}
 	}
 	return true
+}
+
+// orList words values as "a, b or c".
+func orList(values []string) string {
+	if len(values) == 1 {
+		return values[0]
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
 // IsName reports whether s can be a name (a session's): 1 to 64 of

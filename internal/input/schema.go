@@ -32,6 +32,13 @@ func objectSchema(fields []Field) map[string]any {
 			required = append(required, f.Name)
 		} else {
 			p["type"] = []any{p["type"], "null"} // null is leaving it out
+			if enum, ok := p["enum"].([]string); ok {
+				values := make([]any, 0, len(enum)+1)
+				for _, v := range enum {
+					values = append(values, v)
+				}
+				p["enum"] = append(values, nil)
+			}
 		}
 		props[f.Name] = p
 	}
@@ -53,6 +60,9 @@ func fieldSchema(f Field) map[string]any {
 		p["type"] = "string"
 		if f.NonEmpty {
 			p["minLength"] = 1
+		}
+		if len(f.OneOf) > 0 {
+			p["enum"] = f.OneOf
 		}
 		switch {
 		case f.IfMatch:

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -111,11 +112,18 @@ func BeginJournal(steps []JournalStep) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := tempfile.Create(dir, "commit-", ".tmp")
-	if err != nil {
+	path := filepath.Join(dir, tempfile.Name("commit-", ".json"))
+	// Unnamed until it is whole: a kill before its name is given leaves
+	// nothing behind. Where there are no unnamed files, a named one.
+	var f *os.File
+	named := false
+	if fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600); err == nil {
+		f = os.NewFile(uintptr(fd), path)
+	} else if f, err = tempfile.Create(dir, "commit-", ".tmp"); err != nil {
 		return nil, err
+	} else {
+		named = true
 	}
-	path := strings.TrimSuffix(f.Name(), ".tmp") + ".json"
 	j := &Journal{path: f.Name(), f: f}
 	err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
 	if err == nil {
@@ -124,8 +132,10 @@ func BeginJournal(steps []JournalStep) (*Journal, error) {
 	if err == nil {
 		err = f.Sync()
 	}
-	if err == nil {
+	if err == nil && named {
 		err = os.Rename(f.Name(), path)
+	} else if err == nil {
+		err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(f.Fd())), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
 	}
 	if err == nil {
 		j.path = path
