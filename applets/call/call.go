@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -101,7 +102,7 @@ func Run(ctx context.Context, data []byte, h cmdline.Host) ([]byte, bool, error)
 		}
 		var results []any
 		failed := false
-		var unread error
+		var unread []string
 		for i, b := range blocks {
 			res, bad, err := one(ctx, b, h)
 			if err != nil {
@@ -109,14 +110,15 @@ func Run(ctx context.Context, data []byte, h cmdline.Host) ([]byte, bool, error)
 				// answered, this one with its error, so a host learns what
 				// was done and does not run it again.
 				res = blockError(i, b, err)
-				unread = errors.Join(unread, fmt.Errorf("block %d: %w", i, err))
+				unread = append(unread, fmt.Sprintf("block %d: %s", i, err))
 			}
 			results = append(results, res)
 			failed = failed || bad
 		}
 		out, err := json.Marshal(results, json.Deterministic(true))
 		if err == nil && unread != nil {
-			return out, true, &UnreadError{Err: unread}
+			// One line, as every usage error is.
+			return out, true, &UnreadError{Err: errors.New(strings.Join(unread, "; "))}
 		}
 		return out, failed, err
 	}
