@@ -114,14 +114,19 @@ func BeginJournal(steps []JournalStep) (*Journal, error) {
 	}
 	path := filepath.Join(dir, tempfile.Name("commit-", ".json"))
 	// Unnamed until it is whole: a kill before its name is given leaves
-	// nothing behind. Where there are no unnamed files, a named one.
+	// nothing behind. Where there are no unnamed files (or no /proc to
+	// name one through), a named one.
 	var f *os.File
 	named := false
-	if fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600); err == nil {
-		f = os.NewFile(uintptr(fd), path)
-	} else if f, err = tempfile.Create(dir, "commit-", ".tmp"); err != nil {
-		return nil, err
-	} else {
+	if procFD() {
+		if fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600); err == nil {
+			f = os.NewFile(uintptr(fd), path)
+		}
+	}
+	if f == nil {
+		if f, err = tempfile.Create(dir, "commit-", ".tmp"); err != nil {
+			return nil, err
+		}
 		named = true
 	}
 	j := &Journal{path: f.Name(), f: f}
