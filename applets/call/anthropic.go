@@ -3,8 +3,6 @@ package call
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -192,8 +190,7 @@ func insert(ctx context.Context, path string, n int, ins string, h cmdline.Host)
 	}
 	content := make([]byte, 0, len(old)+len(piece))
 	content = append(append(append(content, old[:at]...), piece...), old[at:]...)
-	sum := sha256.Sum256(old)
-	was := hex.EncodeToString(sum[:])
+	was := replace.SHA256(old)
 	o := write.Run(ctx, write.Args{Path: path, Content: content, IfMatch: &was, Host: write.Options{Root: r}})
 	if o.Kind == outcome.Done {
 		o.Text = fmt.Sprintf("inserted after line %d: %s", n, o.Text)

@@ -27,8 +27,6 @@ package edit
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -176,10 +174,7 @@ func run(ctx context.Context, a Args) outcome.Outcome {
 	}
 	// The sha256 only when it is asked for, or the edits apply: a quote
 	// that is not there is answered without hashing the file.
-	hash := func() string {
-		sum := sha256.Sum256(orig)
-		return hex.EncodeToString(sum[:])
-	}
+	hash := func() string { return replace.SHA256(orig) }
 	was := ""
 	if a.IfMatch != nil {
 		if was = hash(); !strings.HasPrefix(was, strings.ToLower(*a.IfMatch)) {
@@ -213,8 +208,7 @@ func run(ctx context.Context, a Args) outcome.Outcome {
 	}
 	newBytes := text.Encode(ed.text, enc)
 	diff := ed.diff(a.Path, body)
-	newSum := sha256.Sum256(newBytes)
-	now := hex.EncodeToString(newSum[:])
+	now := replace.SHA256(newBytes)
 
 	d := Details{
 		Path: a.Path, SHA256: now, PreviousSHA256: was, Edits: results, Diff: diff,

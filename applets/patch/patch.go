@@ -30,8 +30,6 @@ package patch
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -184,7 +182,7 @@ func patch(ctx context.Context, a Args) outcome.Outcome {
 		if e.last < 0 || !e.cur.exists || e.cur.link {
 			continue
 		}
-		sum := sha(e.cur.content)
+		sum := replace.SHA256(e.cur.content)
 		if !a.DryRun {
 			if sum, err = replace.HashFile(p.r, e.target); err != nil {
 				return outcome.Failure("%s: written, but cannot be read back: %s", e.name, replace.Reason(err))
@@ -314,7 +312,7 @@ func (p *planner) load(path string, name bool) (*entry, error) {
 			return nil, fmt.Errorf("%s: %s", path, replace.Reason(err))
 		}
 		e.orig = state{exists: true, content: b, like: fi}
-		e.origSum = sha(b)
+		e.origSum = replace.SHA256(b)
 	}
 	if want, ok := p.ifMatch[path]; ok {
 		if err := matches(path, want, e.orig.exists, e.origSum); err != nil {
@@ -495,11 +493,6 @@ func lineCount(b []byte) string {
 		return "1 line"
 	}
 	return fmt.Sprintf("%d lines", n)
-}
-
-func sha(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // onText applies hunks to a file's bytes in its encoding.

@@ -72,8 +72,7 @@ func (s *Staged) Plan(r *root.Root, expect Expect, content []byte) (JournalStep,
 			s.linkName = tempfile.Name("."+step.Name+".toolkit-", ".tmp")
 		}
 	default:
-		sum := sha256.Sum256(content)
-		step.NewSHA256 = hex.EncodeToString(sum[:])
+		step.NewSHA256 = SHA256(content)
 	}
 	step.Temp = s.name
 	if step.Temp == "" {

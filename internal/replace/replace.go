@@ -409,6 +409,12 @@ func (e *Unsynced) Error() string {
 }
 func (e *Unsynced) Unwrap() error { return e.Err }
 
+// SHA256 is the sha256 of b in hex, as write, edit and patch say it.
+func SHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // HashFile is the sha256 of a regular file's bytes.
 func HashFile(r *root.Root, path string) (string, error) {
 	f, err := r.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
