@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"toolkit/applets/shell"
 	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -79,7 +78,7 @@ func shellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, error) 
 // (128+N for signal N; toolkit's 1 or 2 when the command was not run).
 func outcomeOf(o outcome.Outcome) shellOutcome {
 	code := func(n int) shellOutcome { return shellOutcome{Type: "exit", ExitCode: &n} }
-	d, ok := o.Details.(shell.Details)
+	d, ok := factsOf(o)
 	switch {
 	case o.Kind != outcome.Done || !ok:
 		return code(o.ExitStatus())
@@ -91,6 +90,30 @@ func outcomeOf(o outcome.Outcome) shellOutcome {
 		return code(128 + *d.Signal)
 	}
 	return code(1)
+}
+
+// shellFacts are the facts of a shell call that call reads: from the
+// details every host sees in shell's --json object, not from shell's own Go
+// type, since call reaches the applets through the registry alone.
+type shellFacts struct {
+	ExitCode   *int  `json:"exit_code"`
+	Signal     *int  `json:"signal"`
+	TimedOut   bool  `json:"timed_out"`
+	IdleOut    bool  `json:"idle_out"`
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// factsOf reads a shell call's facts from its outcome's details.
+func factsOf(o outcome.Outcome) (shellFacts, bool) {
+	var f shellFacts
+	if o.Details == nil {
+		return f, false
+	}
+	b, err := json.Marshal(o.Details)
+	if err != nil || json.Unmarshal(b, &f) != nil {
+		return f, false
+	}
+	return f, true
 }
 
 // localShellAction is a local_shell_call's action.
@@ -137,7 +160,7 @@ func localShellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, er
 	o := runTool(ctx, "shell", marshal(args), h)
 	oc := outcomeOf(o)
 	meta := map[string]any{"exit_code": oc.ExitCode, "timed_out": oc.Type == "timeout"}
-	if d, ok := o.Details.(shell.Details); ok {
+	if d, ok := factsOf(o); ok {
 		meta["duration_seconds"] = float64(d.DurationMS) / 1000
 	}
 	out := marshal(map[string]any{"output": textOf(o), "metadata": meta})

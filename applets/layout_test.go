@@ -1,0 +1,41 @@
+package applets
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestAppletsImportNoApplet: an applet imports no other applet, only
+// internal/; the presenters (call, mcp, schema) reach the applets through
+// this registry alone. Test files count too, but for the registry's own.
+func TestAppletsImportNoApplet(t *testing.T) {
+	dirs, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(d.Name(), "*.go"))
+		for _, f := range files {
+			parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range parsed.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				switch {
+				case path == "toolkit/applets" && (d.Name() == "call" || d.Name() == "mcp" || d.Name() == "schema"):
+				case path == "toolkit/applets" || strings.HasPrefix(path, "toolkit/applets/"):
+					t.Errorf("%s imports %s: an applet reaches others through the registry only", f, path)
+				}
+			}
+		}
+	}
+}
