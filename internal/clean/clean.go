@@ -70,6 +70,7 @@ type Cleaner struct {
 
 	st     state
 	seqLen int  // bytes so far in the current CSI or string
+	held   int  // outside ground: bytes of the stream in the sequence so far, from its ESC
 	erase  bool // a "\r" was seen; the next visible byte starts the line over
 	carry  [utf8.UTFMax]byte
 	ncarry int
@@ -102,8 +103,12 @@ func (c *Cleaner) Write(p []byte) (int, error) {
 	for i := 0; i < len(p); {
 		if c.st == ground {
 			i += c.ground(p[i:])
+			if c.st != ground {
+				c.held = 1 // the ESC that began a sequence
+			}
 		} else if c.step(p[i]) {
 			i++
+			c.held++ // counted while a sequence runs, read only then
 		}
 	}
 	end := lastNewline(c.out) + 1
@@ -166,6 +171,24 @@ func (c *Cleaner) emit(end int) error {
 // Pending is the unfinished line held back so far: what the stream shows
 // now but a later "\r" may still erase. It is valid until the next Write.
 func (c *Cleaner) Pending() []byte { return c.out }
+
+// Unfinished is how many bytes at the end of what was written are a
+// character or an escape sequence not finished yet: a stream that stops
+// here for now (a job's log, looked at while it grows) shows them whole
+// once it goes on from their first byte.
+func (c *Cleaner) Unfinished() int {
+	if c.st != ground {
+		return c.held
+	}
+	return c.ncarry
+}
+
+// Hold writes the unfinished line, as Flush does, and leaves out what
+// Unfinished counts, for a later stream to take up.
+func (c *Cleaner) Hold() error {
+	c.ncarry, c.held, c.st = 0, 0, ground
+	return c.emit(len(c.out))
+}
 
 // Flush writes the rest of the text at the end of the stream: the unfinished
 // line, and U+FFFD for an incomplete character. A lone ESC or an unfinished

@@ -365,3 +365,38 @@ func TestPassThroughAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestUnfinished: what a stream that stops here leaves unfinished is
+// counted from the first byte a fresh stream must see again (a cut
+// character's, a sequence's ESC), and Hold writes the rest without it;
+// the held bytes, cleaned from their start with what follows, come out whole.
+func TestUnfinished(t *testing.T) {
+	for _, c := range []struct {
+		first, rest string
+		held        int
+		want        string
+	}{
+		{"a\xe2\x82", "\xacb\n", 2, "a€b\n"},
+		{"x\x1b[3", "1mred\x1b[0m\n", 3, "xred\n"},
+		{"x\x1b", "[1mbold\n", 1, "xbold\n"},
+		{"x\x1b]0;ti", "tle\x07y\n", 6, "xy\n"},
+		{"x\x1b[31m", "red\n", 0, "xred\n"},
+		{"plain", " text\n", 0, "plain text\n"},
+	} {
+		var out bytes.Buffer
+		cl := New(&out, false)
+		cl.Write([]byte(c.first))
+		if got := cl.Unfinished(); got != c.held {
+			t.Fatalf("%q: %d unfinished, want %d", c.first, got, c.held)
+		}
+		if err := cl.Hold(); err != nil {
+			t.Fatal(err)
+		}
+		next := New(&out, false)
+		next.Write([]byte(c.first[len(c.first)-c.held:] + c.rest))
+		next.Flush()
+		if out.String() != c.want {
+			t.Fatalf("%q then %q: %q, want %q", c.first, c.rest, out.String(), c.want)
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"toolkit/internal/clean"
 	"toolkit/internal/cut"
@@ -79,15 +78,13 @@ func Look(ctx context.Context, j *Job, o LookOptions) (View, error) {
 	}
 
 	size := logSize(j)
-	if j.Running() {
-		// A character or an escape sequence cut by the end of what has
-		// come so far waits for the next look, which shows it whole.
-		size -= unfinished(j, seen.Offset, size)
-	}
-	text, res, err := render(j, seen.Offset, size, o)
+	// While the job runs, a character or an escape sequence cut by the end
+	// of what has come so far waits for the next look, which shows it whole.
+	text, res, held, err := render(j, seen.Offset, size, o, j.Running())
 	if err != nil {
 		return View{}, err
 	}
+	size -= held
 	v.NewBytes, v.Lines = size-seen.Offset, res.TotalLines
 	if res.Cut {
 		v.Cut = &res
@@ -173,59 +170,6 @@ func (j *Job) wait(ctx context.Context, from int64, o LookOptions) (matched, wai
 	}
 }
 
-// unfinished is how many bytes at the end of the log's from..to are the
-// start of a character or an escape sequence still to be finished: a look
-// that cleaned them now would show "\ufffd" or "31mred" for what the next
-// one finishes.
-func unfinished(j *Job, from, to int64) int64 {
-	n := min(to-from, 256)
-	if n <= 0 {
-		return 0
-	}
-	f, err := os.Open(j.Log())
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	tail := make([]byte, n)
-	if _, err := f.ReadAt(tail, to-n); err != nil {
-		return 0
-	}
-	if i := bytes.LastIndexByte(tail, 0x1b); i >= 0 && !escapeDone(tail[i:]) {
-		return int64(len(tail) - i)
-	}
-	for k := 1; k <= min(len(tail), utf8.UTFMax-1); k++ {
-		if r := tail[len(tail)-k:]; utf8.RuneStart(r[0]) {
-			if !utf8.FullRune(r) {
-				return int64(k)
-			}
-			break
-		}
-	}
-	return 0
-}
-
-// escapeDone reports whether seq, from an ESC on, holds a whole escape
-// sequence: a CSI's final byte, a string's BEL or ESC \, an escape's final
-// byte.
-func escapeDone(seq []byte) bool {
-	if len(seq) < 2 {
-		return false
-	}
-	switch seq[1] {
-	case '[':
-		return bytes.IndexFunc(seq[2:], func(r rune) bool { return r >= 0x40 && r <= 0x7e }) >= 0
-	case ']', 'P', '_', '^', 'X':
-		return bytes.IndexByte(seq, 0x07) >= 0 || bytes.Contains(seq[1:], []byte{0x1b, '\\'}) || bytes.IndexByte(seq, '\n') >= 0
-	}
-	for _, b := range seq[1:] {
-		if b >= 0x30 && b <= 0x7e {
-			return true
-		}
-	}
-	return false
-}
-
 // logSize is how much of the job's output its log holds.
 func logSize(j *Job) int64 {
 	fi, err := os.Stat(j.Log())
@@ -283,25 +227,31 @@ func (m *matcher) match(j *Job) bool {
 }
 
 // render cleans and cuts the log's bytes from..to, as shell does a
-// command's output.
-func render(j *Job, from, to int64, o LookOptions) (string, cut.Result, error) {
+// command's output. With hold, an unfinished character or escape sequence
+// at the end is left out, and held says how many bytes it is.
+func render(j *Job, from, to int64, o LookOptions, hold bool) (text string, r cut.Result, held int64, err error) {
 	if to <= from {
-		return "", cut.Result{}, nil
+		return "", cut.Result{}, 0, nil
 	}
 	f, err := os.Open(j.Log())
 	if err != nil {
-		return "", cut.Result{}, err
+		return "", cut.Result{}, 0, err
 	}
 	defer f.Close()
 	c := cut.New(o.MaxOutput)
 	cl := clean.New(c, o.Raw)
 	if _, err := io.Copy(cl, io.NewSectionReader(f, from, to-from)); err != nil {
-		return "", cut.Result{}, err
+		return "", cut.Result{}, 0, err
 	}
-	_ = cl.Flush()
-	r := c.Result()
+	if hold {
+		held = int64(cl.Unfinished())
+		_ = cl.Hold()
+	} else {
+		_ = cl.Flush()
+	}
+	r = c.Result()
 	if !r.Cut {
-		return string(r.Head), r, nil
+		return string(r.Head), r, held, nil
 	}
 	var b strings.Builder
 	where := "the job's whole output is in " + j.Log()
@@ -309,7 +259,7 @@ func render(j *Job, from, to int64, o LookOptions) (string, cut.Result, error) {
 		where = fmt.Sprintf("the first %s of the job's output is in %s", cut.Size(MaxLog), j.Log())
 	}
 	r.Layout(&b, where)
-	return b.String(), r, nil
+	return b.String(), r, held, nil
 }
 
 // endNotes are the lines that say how a job that ended was stopped, if it
