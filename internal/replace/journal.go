@@ -1,8 +1,6 @@
 package replace
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -350,14 +348,7 @@ func hashAt(dfd int, name string) (string, error) {
 	}
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", ErrNotRegular
-	}
-	h := sha256.New()
-	if _, err := f.WriteTo(h); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hashOpen(f, name)
 }
 
 // Recovered puts what Recover said before an outcome: before its text, or

@@ -422,6 +422,11 @@ func HashFile(r *root.Root, path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return hashOpen(f, path)
+}
+
+// hashOpen is the sha256 of the open file f, which must be a regular one.
+func hashOpen(f *os.File, path string) (string, error) {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return "", &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
