@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"toolkit/internal/cut"
+	"toolkit/internal/jobs"
 	"toolkit/internal/root"
 	"toolkit/internal/tempfile"
 )
@@ -63,7 +64,7 @@ func (s *spill) Write(p []byte) (int, error) {
 }
 
 func (s *spill) open() bool {
-	f, err := tempfile.Create(s.dir, "toolkit-shell-", ".log")
+	f, err := tempfile.Create(s.dir, jobs.SpillPrefix, jobs.SpillSuffix)
 	if err != nil {
 		s.err = err
 		s.mem = nil

@@ -195,18 +195,24 @@ func readJSON(path string, v any) error {
 	return json.Unmarshal(b, v)
 }
 
+// The name of a cut shell call's whole output in the temporary directory:
+// SpillPrefix, 32 random hex digits (tempfile's), SpillSuffix. shell makes
+// it; Named knows it.
+const (
+	SpillPrefix = "toolkit-shell-"
+	SpillSuffix = ".log"
+)
+
 // Named reports whether path is a file toolkit names in its text for a
 // model to read, and returns its directory: the whole output of a cut shell
-// call or of background processes (toolkit-shell-[bg-]HEX32.log in the
-// temporary directory, 128 random bits in its name) or a job's log
-// (jobs/ID/log in the state directory). read lets a model confined to a
-// root read these.
+// call (SpillPrefix HEX32 SpillSuffix in the temporary directory, 128
+// random bits in its name) or a job's log (jobs/ID/log in the state
+// directory). read lets a model confined to a root read these.
 func Named(path string) (string, bool) {
 	dir, name := filepath.Dir(path), filepath.Base(path)
 	if dir == filepath.Clean(os.TempDir()) {
-		rest, ok := strings.CutPrefix(name, "toolkit-shell-")
-		rest = strings.TrimPrefix(rest, "bg-")
-		hex, log := strings.CutSuffix(rest, ".log")
+		rest, ok := strings.CutPrefix(name, SpillPrefix)
+		hex, log := strings.CutSuffix(rest, SpillSuffix)
 		return dir, ok && log && len(hex) == 32 && strings.Trim(hex, "0123456789abcdef") == ""
 	}
 	id := filepath.Base(dir)
