@@ -162,10 +162,7 @@ func insert(ctx context.Context, path string, n int, ins string, h cmdline.Host)
 		// a byte that is not would come back as U+FFFD.
 		return outcome.Failure("%s: holds bytes that are not UTF-8: insert takes UTF-8 text; use str_replace, which keeps every byte", path)
 	}
-	lines := bytes.Count(old, []byte("\n"))
-	if len(old) > 0 && old[len(old)-1] != '\n' {
-		lines++
-	}
+	lines := text.LineCount(old)
 	if n < 0 || n > lines {
 		return outcome.Misuse("input: insert_line %d is not a line of the file, which has %d (0 inserts before the first)", n, lines)
 	}

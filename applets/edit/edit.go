@@ -212,10 +212,7 @@ func run(ctx context.Context, a Args) outcome.Outcome {
 
 	d := Details{
 		Path: a.Path, SHA256: now, PreviousSHA256: was, Edits: results, Diff: diff,
-		Bytes: int64(len(newBytes)), Lines: int64(bytes.Count(ed.text, []byte("\n"))), DryRun: a.DryRun,
-	}
-	if len(ed.text) > 0 && ed.text[len(ed.text)-1] != '\n' {
-		d.Lines++
+		Bytes: int64(len(newBytes)), Lines: int64(text.LineCount(ed.text)), DryRun: a.DryRun,
 	}
 	verb := "edited"
 	if a.DryRun {
@@ -241,7 +238,7 @@ func run(ctx context.Context, a Args) outcome.Outcome {
 		}
 	}
 	var tail strings.Builder
-	fmt.Fprintf(&tail, "[%s %s: %s (%s); %s; sha256 %s (was %s)]\n", verb, a.Path, count(len(a.Edits), "edit"), strings.Join(levels, ", "), lineRanges(results), now[:12], was[:12])
+	fmt.Fprintf(&tail, "[%s %s: %s (%s); %s; sha256 %s (was %s)]\n", verb, a.Path, text.Count(int64(len(a.Edits)), "edit"), strings.Join(levels, ", "), lineRanges(results), now[:12], was[:12])
 	return outcome.Success(diff+tail.String(), d)
 }
 
@@ -250,13 +247,6 @@ func shaOf(s *string) string {
 		return "none: it was removed"
 	}
 	return (*s)[:12]
-}
-
-func count(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // lineRanges says where the edits are in the new text: "lines 40-44, 88".

@@ -39,6 +39,7 @@ import (
 	"toolkit/internal/cmdline"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
+	"toolkit/internal/text"
 )
 
 // Args is the input of one job call.
@@ -261,7 +262,7 @@ func list() outcome.Outcome {
 			running++
 		}
 	}
-	fmt.Fprintf(&b, "[%s, %d running]\n", count(len(all), "job"), running)
+	fmt.Fprintf(&b, "[%s, %d running]\n", text.Count(int64(len(all)), "job"), running)
 	return outcome.Success(b.String(), d)
 }
 
@@ -286,19 +287,11 @@ func stopAll() outcome.Outcome {
 	if len(failed) > 0 {
 		return outcome.Failure("%s", strings.Join(failed, "; "))
 	}
-	text := fmt.Sprintf("[stopped %s]\n", count(len(d.StoppedJobs), "job"))
+	stopped := text.Count(int64(len(d.StoppedJobs)), "job")
 	if len(d.StoppedJobs) > 0 {
-		text = fmt.Sprintf("[stopped %s: %s]\n", count(len(d.StoppedJobs), "job"), strings.Join(d.StoppedJobs, ", "))
+		stopped += ": " + strings.Join(d.StoppedJobs, ", ")
 	}
-	return outcome.Success(text, d)
-}
-
-// count words n things: "1 job", "3 jobs".
-func count(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
+	return outcome.Success("[stopped "+stopped+"]\n", d)
 }
 
 // Description tells a model when to use job and what it returns.

@@ -3,6 +3,7 @@ package patch
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"toolkit/internal/match"
@@ -169,7 +170,7 @@ func (a *applier) hunk(i int, h Hunk) error {
 		}
 	}
 	a.put(at, lines, len(old), level)
-	if level != match.Exact && !contains(a.res.levels, level.String()) {
+	if level != match.Exact && !slices.Contains(a.res.levels, level.String()) {
 		a.res.levels = append(a.res.levels, level.String())
 	}
 	return nil
@@ -347,15 +348,6 @@ func equalLines(a, b [][]byte) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // why says why a hunk's old lines were not found: where they are if

@@ -365,7 +365,7 @@ func (p *planner) section(f File) error {
 			if f.Unified && !(p.vacated[e.target] && !e.written) {
 				return fmt.Errorf("%s: is there already; the patch adds it", f.Path)
 			}
-			res.Replaced = fmt.Sprintf("replaced an existing file of %s", lineCount(e.cur.content))
+			res.Replaced = fmt.Sprintf("replaced an existing file of %s", text.Count(int64(text.LineCount(e.cur.content)), "line"))
 		}
 		content := []byte(f.Hunks[0].New())
 		res.Op, res.Added = "A", countKind(f.Hunks[0].Lines, '+')
@@ -463,7 +463,7 @@ func (p *planner) update(f File, res FileResult, mode os.FileMode) error {
 			return fmt.Errorf("%s: is there already; the patch moves %s to it", f.MoveTo, f.Path)
 		}
 		if !f.Unified {
-			res.Replaced = fmt.Sprintf("replaced an existing file of %s", lineCount(dst.cur.content))
+			res.Replaced = fmt.Sprintf("replaced an existing file of %s", text.Count(int64(text.LineCount(dst.cur.content)), "line"))
 		}
 	}
 	dst.cur, dst.written = next, true
@@ -481,18 +481,6 @@ func (p *planner) update(f File, res FileResult, mode os.FileMode) error {
 	p.note(res, dst)
 	src.changed = append(src.changed, f.Line)
 	return nil
-}
-
-// lineCount words the lines of a text: "12 lines".
-func lineCount(b []byte) string {
-	n := bytes.Count(b, []byte("\n"))
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		n++
-	}
-	if n == 1 {
-		return "1 line"
-	}
-	return fmt.Sprintf("%d lines", n)
 }
 
 // onText applies hunks to a file's bytes in its encoding.

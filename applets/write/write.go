@@ -31,7 +31,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -41,6 +40,7 @@ import (
 	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
 	"toolkit/internal/root"
+	"toolkit/internal/text"
 )
 
 // Args is the input of one write call.
@@ -163,31 +163,31 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 	exists := staged.Old != nil
 	d := Details{Path: a.Path, Bytes: n, Lines: counter.lines(), Created: !exists, PreviousSHA256: previous, OwnerKept: staged.OwnerKept, InPlace: res.InPlace}
 	d.SHA256 = hex.EncodeToString(h.Sum(nil))
-	var text strings.Builder
+	var b strings.Builder
 	if exists {
-		fmt.Fprintf(&text, "wrote %d bytes (%s) to %s", n, lines(d.Lines), a.Path)
+		fmt.Fprintf(&b, "wrote %d bytes (%s) to %s", n, text.Count(d.Lines, "line"), a.Path)
 	} else {
-		fmt.Fprintf(&text, "created %s: %d bytes (%s)", a.Path, n, lines(d.Lines))
+		fmt.Fprintf(&b, "created %s: %d bytes (%s)", a.Path, n, text.Count(d.Lines, "line"))
 	}
 	if shown := shownPath(a.Path, target, r); shown != "" {
-		text.WriteString(" (through the link, to " + shown + ")")
+		b.WriteString(" (through the link, to " + shown + ")")
 	}
-	text.WriteString("; sha256 " + d.SHA256[:12])
+	b.WriteString("; sha256 " + d.SHA256[:12])
 	if exists {
 		if st, ok := staged.Old.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 && res.InPlace == "" {
-			fmt.Fprintf(&text, "; its %d other hard links keep the old content", st.Nlink-1)
+			fmt.Fprintf(&b, "; its %d other hard links keep the old content", st.Nlink-1)
 		}
 	}
-	text.WriteByte('\n')
+	b.WriteByte('\n')
 	if res.InPlace != "" {
-		fmt.Fprintf(&text, "[written in place: %s; not atomic]\n", res.InPlace)
+		fmt.Fprintf(&b, "[written in place: %s; not atomic]\n", res.InPlace)
 	}
 	if staged.OwnerKept != nil && !*staged.OwnerKept {
 		if st, ok := staged.Old.Sys().(*syscall.Stat_t); ok {
-			fmt.Fprintf(&text, "[the owner could not be kept: it was uid %d, gid %d; the file is toolkit's user's now]\n", st.Uid, st.Gid)
+			fmt.Fprintf(&b, "[the owner could not be kept: it was uid %d, gid %d; the file is toolkit's user's now]\n", st.Uid, st.Gid)
 		}
 	}
-	return outcome.Success(text.String(), d)
+	return outcome.Success(b.String(), d)
 }
 
 // copyContent writes the content to f, counting its lines and hashing it on
@@ -227,13 +227,6 @@ func shownPath(path, target string, r *root.Root) string {
 		}
 	}
 	return target
-}
-
-func lines(n int64) string {
-	if n == 1 {
-		return "1 line"
-	}
-	return strconv.FormatInt(n, 10) + " lines"
 }
 
 // conflict checks if_match against the file's sha256 (nil: no file), and

@@ -18,6 +18,7 @@ import (
 	"toolkit/internal/root"
 	"toolkit/internal/state"
 	"toolkit/internal/tempfile"
+	"toolkit/internal/text"
 )
 
 // A journal is the record of a commit of many changes (patch's all or none)
@@ -237,14 +238,14 @@ func recoverOne(path, under string) string {
 		}
 	}
 	if failed > 0 {
-		return fmt.Sprintf("[not recovered: an interrupted patch of %s left %d of them as they were; its journal %s stays]", files(len(rec.Steps)), failed, path)
+		return fmt.Sprintf("[not recovered: an interrupted patch of %s left %d of them as they were; its journal %s stays]", text.Count(int64(len(rec.Steps)), "file"), failed, path)
 	}
 	os.Remove(path)
 	os.Remove(path + ".done")
 	if done {
-		return fmt.Sprintf("[recovered: an interrupted patch of %s was finished: every file was in place]", files(len(rec.Steps)))
+		return fmt.Sprintf("[recovered: an interrupted patch of %s was finished: every file was in place]", text.Count(int64(len(rec.Steps)), "file"))
 	}
-	return fmt.Sprintf("[recovered: an interrupted patch of %s was undone]", files(len(rec.Steps)))
+	return fmt.Sprintf("[recovered: an interrupted patch of %s was undone]", text.Count(int64(len(rec.Steps)), "file"))
 }
 
 // clean removes what a toolkit killed at the edges of a commit left in the
@@ -281,13 +282,6 @@ func exists(entries []os.DirEntry, name string) bool {
 		}
 	}
 	return false
-}
-
-func files(n int) string {
-	if n == 1 {
-		return "1 file"
-	}
-	return fmt.Sprintf("%d files", n)
 }
 
 func within(dir, root string) bool {

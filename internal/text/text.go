@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -14,6 +15,25 @@ import (
 
 // SniffSize is how much of a file Detect and LooksBinary look at.
 const SniffSize = 8 << 10
+
+// LineCount is how many lines b holds: its line ends, and one more for a
+// last line without one.
+func LineCount(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// Count words n things of a kind, for the lines toolkit writes: "1 line",
+// "12 lines", "1 job".
+func Count(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.FormatInt(n, 10) + " " + what + "s"
+}
 
 // MaxLineChars is the longest a line is shown, in characters: read cuts a
 // longer one there, and edit's diff cuts one around its change.
