@@ -45,6 +45,8 @@ var gitCases = []gitCase{
 		stages: []string{"git mv a b && echo 8 >> b"}, args: []string{"-M"}},
 	{name: "t4102 a mode change alone", files: map[string]string{"a": "1\n"},
 		stages: []string{"chmod +x a"}},
+	{name: "a mode change alone on a name git quotes", files: map[string]string{"sp ace é.txt": "1\n"},
+		stages: []string{"chmod +x 'sp ace é.txt'"}},
 	{name: "t4130 a swap", files: map[string]string{"a": "aaa\n1\n2\n3\n4\n", "b": "bbb\n5\n6\n7\n8\n"},
 		stages: []string{"mv a t && mv b a && mv t b"}, args: []string{"-M", "-B"}},
 	{name: "t4130 a rotation", files: map[string]string{"a": "aaa\n1\n2\n3\n4\n", "b": "bbb\n5\n6\n7\n8\n", "c": "ccc\n9\n10\n11\n12\n"},

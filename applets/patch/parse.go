@@ -458,11 +458,11 @@ func (p *parser) gitFile() ([]File, error) {
 // two names are the same but for their prefixes, or quoted.
 func splitGitNames(s string) (string, string) {
 	if strings.HasPrefix(s, `"`) {
-		old, rest, ok := cutQuoted(s)
-		if !ok {
+		old, err := strconv.QuotedPrefix(s) // git's C quoting is Go's
+		if err != nil {
 			return "", ""
 		}
-		return diffPath(old), diffPath(strings.TrimSpace(rest))
+		return diffPath(old), diffPath(strings.TrimSpace(s[len(old):]))
 	}
 	if len(s)%2 == 1 {
 		half := len(s) / 2
@@ -472,19 +472,6 @@ func splitGitNames(s string) (string, string) {
 		}
 	}
 	return "", ""
-}
-
-// cutQuoted cuts a C-quoted string off the front of s.
-func cutQuoted(s string) (string, string, bool) {
-	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return s[:i+1], s[i+1:], true
-		}
-	}
-	return "", "", false
 }
 
 // gitName is a name of a rename or copy header: as it is, or unquoted.
