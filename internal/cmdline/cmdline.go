@@ -88,20 +88,23 @@ type Applet[A any] struct {
 func (ap Applet[A]) Call(ctx context.Context, data []byte, h Host) outcome.Outcome {
 	var a A
 	if err := input.Decode(data, &a); err != nil {
-		return ap.misuse(err.Error())
+		return ap.misuse(err.Error(), machine)
 	}
 	return ap.Run(ctx, &a, h)
 }
 
-func (ap Applet[A]) misuse(msg string) outcome.Outcome {
+func (ap Applet[A]) misuse(msg string, in inputMode) outcome.Outcome {
 	o := outcome.Misuse("%s", msg)
-	o.Usage = ap.schemaUsage()
+	o.Usage = ap.usage(in)
 	return o
 }
 
-// schemaUsage is the usage a usage error in a JSON input points to: the
-// input's fields, which toolkit schema shows, not the command line's flags.
-func (ap Applet[A]) schemaUsage() string {
+// usage is what a usage error points to: the command line's flags in person
+// mode; for a JSON input, its fields, which toolkit schema shows.
+func (ap Applet[A]) usage(in inputMode) string {
+	if in == person {
+		return ap.Synopsis
+	}
 	return "a JSON object with the fields of toolkit schema " + ap.Name
 }
 
@@ -136,7 +139,7 @@ func (ap Applet[A]) Command() *cli.Command {
 			defer stop()
 			o := ap.Run(ctx, &a, Host{Root: r, Settings: c, Mode: mode, Stdout: c.App.Writer, Signals: again, Details: mode != outcome.TextMode})
 			if in == machine && o.Kind == outcome.UsageError {
-				o.Usage = ap.schemaUsage() // the input was JSON: its fields, not the flags
+				o.Usage = ap.usage(in) // the input was JSON: its fields, not the flags
 			}
 			return Exit(c, o, mode)
 		},
@@ -315,9 +318,5 @@ func (ap Applet[A]) inputError(err error, in inputMode) outcome.Outcome {
 	if in == person && errors.As(err, &fe) {
 		msg = fe.PersonError()
 	}
-	o := ap.misuse(msg)
-	if in == person {
-		o.Usage = ap.Synopsis
-	}
-	return o
+	return ap.misuse(msg, in)
 }
