@@ -339,9 +339,10 @@ func TestMCPIDsAsSent(t *testing.T) {
 	}
 }
 
-// TestMCPLargeCall: a call of several MiB (a write of a large file, taken
-// past the SDK) is answered with its id as sent, the file written whole; a
-// read of the same size of arguments works alike.
+// TestMCPLargeCall: a call of several MiB (a write of a large file) is
+// answered with its id as sent, the file written whole; a call of an
+// unknown tool with as large arguments is the protocol error MCP gives it
+// (-32602), under its id.
 func TestMCPLargeCall(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -359,7 +360,7 @@ func TestMCPLargeCall(t *testing.T) {
 	if !bytes.Contains(out, []byte(`{"jsonrpc":"2.0","id":"big-1","result":{"content":[{"type":"text","text":"created `)) {
 		t.Fatalf("the write's answer: %.300s", out)
 	}
-	if !bytes.Contains(out, []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"no tool called \"nope\"`)) {
+	if !bytes.Contains(out, []byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"unknown tool \"nope\""}}`)) {
 		t.Fatalf("the unknown tool's answer: %s", out[len(out)-min(len(out), 600):])
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "big.txt")); string(b) != content {

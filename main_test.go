@@ -287,8 +287,11 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 //	! LINE      send it as it is, wait for an error with a null id, print that
 //	& MESSAGE   send it, wait for nothing (a call to cancel later)
 //	wait PATH   wait until the file exists
+//	expect TEXT wait for a message holding TEXT, print it
+//	signal NAME send the server the signal (TERM, INT, HUP), stdin still open
 //
-// At the end it closes stdin and prints how the server ended ("[exit 0]").
+// At the end it closes stdin, unless a signal was sent, and prints how the
+// server ended ("[exit 0]").
 func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
 		ts.Fatalf("usage: mcp-session [FLAG...] FILE")
@@ -338,6 +341,24 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	}
+	signalled := false
+	expect := func(text string) {
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					ts.Fatalf("the server ended while waiting for %s: %s", text, stderr.String())
+				}
+				if bytes.Contains(l, []byte(text)) {
+					fmt.Fprintf(ts.Stdout(), "%s\n", l)
+					return
+				}
+			case <-deadline:
+				ts.Fatalf("no message holding %s after 20 s", text)
+			}
+		}
+	}
 	for _, line := range strings.Split(ts.ReadFile(args[len(args)-1]), "\n") {
 		op, rest, _ := strings.Cut(line, " ")
 		switch op {
@@ -359,11 +380,22 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 			await("null")
 		case "wait":
 			cmdWaitFor(ts, false, []string{rest})
+		case "expect":
+			expect(rest)
+		case "signal":
+			sig, ok := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP}[rest]
+			if !ok {
+				ts.Fatalf("mcp-session: unknown signal %q", rest)
+			}
+			ts.Check(cmd.Process.Signal(sig))
+			signalled = true
 		default:
 			ts.Fatalf("mcp-session: unknown line %q", line)
 		}
 	}
-	stdin.Close()
+	if !signalled {
+		stdin.Close()
+	}
 	done := make(chan error, 1)
 	go func() {
 		for range lines {
@@ -384,6 +416,6 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	case <-time.After(20 * time.Second):
 		_ = cmd.Process.Kill()
-		ts.Fatalf("the server did not end within 20 s of the end of its input")
+		ts.Fatalf("the server did not end within 20 s of the end of its input or a signal")
 	}
 }

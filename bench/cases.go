@@ -240,7 +240,7 @@ func cases(e *benchEnv) []comparison {
 			group: "write", name: "60 MiB through toolkit mcp (initialize, then one write call of 63 MiB)",
 			base: []string{"/bin/sh", "-c", "cat " + content + " > " + out + " && sync " + out},
 			tool: []string{tk, "mcp"}, stdin: mcpWrite,
-			runs: e.runs, target: "peak ≤ 3× the content (180 MiB)", maxMiB: 180, setup: makeMCPWrite, before: noFile, cleanup: removeOut,
+			runs: e.runs, target: "report the peak (the 3× target was withdrawn with the second route it needed)", setup: makeMCPWrite, before: noFile, cleanup: removeOut,
 		},
 		{
 			group: "read", name: "the last 100 of 20,000,000 lines (--offset -100)",

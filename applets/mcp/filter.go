@@ -3,51 +3,44 @@ package mcp
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"runtime/debug"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// filter stands between stdin and the SDK, for what the SDK does not do:
+// filter stands between stdin and the SDK for what the SDK does not do.
+// Every message goes through the SDK, under the id the client gave it;
+// each part below can go when the SDK issue it names is fixed:
 //
 //   - The SDK ends the session on a line that is not a well-formed JSON-RPC
-//     message (go-sdk #1209). A host that sends one bad line should get an
-//     error for it and keep its session: filter answers each such line itself
-//     (-32700 or -32600, id null) and passes on only well-formed messages.
-//   - The SDK reads a request's id into an int64, a float64 or a string, and
-//     writes that back: 1.5 comes back 1, 12345678901234567890 altered
-//     (go-sdk #1253, not merged). filter gives each request an id of its own
-//     and puts the client's, as it was sent, back in the response.
+//     message (go-sdk #1209): filter answers such a line itself (-32700 for
+//     one that is not JSON, -32600 for the rest, id null) and the session
+//     goes on.
+//   - The SDK reads an id into an int64 or a string and writes back its
+//     reading: 1.5 comes back 1, 12345678901234567890 altered (go-sdk
+//     #1253). writer puts the id back as the client wrote it; a request
+//     whose id the SDK would read as that of a request still in flight is
+//     refused, as the SDK could not tell their answers apart.
+//   - The SDK answers a request after its cancellation (go-sdk #1235,
+//     #1259), which MCP says a server does not do: writer drops that answer.
 //   - A host may send its calls and close stdin at once (echo '{…}' | toolkit
 //     mcp), and the SDK would end the session with the calls unanswered
-//     (go-sdk #1061).
-//     filter holds the end of the input back until every request passed on
-//     has had its response, or until the server ends it (end).
+//     (go-sdk #1061): the end of stdin waits until every request in flight
+//     has its answer, or until the server ends it (end). A subscriptions/listen
+//     stream is not waited for: it lasts as long as the session does.
 type filter struct {
-	// direct, when set, answers a tools/call too large for the SDK: it gets
-	// the call's params and returns the result's JSON.
-	direct      func(ctx context.Context, params []byte) []byte
-	initialized bool
-	mu          sync.Mutex
-	running     map[int64]context.CancelFunc // the calls direct is running
+	lines chan line
+	out   *writer
+	max   int
+	eof   chan struct{} // closed when stdin ends
+	done  chan struct{} // closed by end: Read returns io.EOF
+	once  sync.Once
 
-	lines  chan line
-	out    *writer
-	max    int
-	eof    chan struct{} // closed when stdin ends
-	done   chan struct{} // closed by end: Read returns io.EOF
-	once   sync.Once
-	next   int64 // the last id given to a request
-	closer io.Closer
-
+	closer  io.Closer
 	pending []byte
 	err     error
 }
@@ -59,7 +52,7 @@ type line struct {
 }
 
 func newFilter(r io.ReadCloser, out *writer, max int) *filter {
-	f := &filter{lines: make(chan line), out: out, max: max, eof: make(chan struct{}), done: make(chan struct{}), closer: r, running: map[int64]context.CancelFunc{}}
+	f := &filter{lines: make(chan line), out: out, max: max, eof: make(chan struct{}), done: make(chan struct{}), closer: r}
 	go f.read(bufio.NewReaderSize(r, 64<<10))
 	return f
 }
@@ -69,31 +62,16 @@ func newFilter(r io.ReadCloser, out *writer, max int) *filter {
 func (f *filter) read(in *bufio.Reader) {
 	for {
 		var l line
-		// A long line is kept in pieces and put together once, in memory
-		// of its exact size: grown by appends, a 60 MiB line left three
-		// times its size behind.
-		var parts [][]byte
-		size := 0
 		for {
 			chunk, err := in.ReadSlice('\n')
-			if size += len(chunk); size > f.max {
-				l.tooLong, parts = true, nil
-			} else {
-				parts = append(parts, bytes.Clone(chunk))
+			if len(l.b)+len(chunk) > f.max {
+				l.tooLong, l.b = true, nil
+			} else if !l.tooLong {
+				l.b = append(l.b, chunk...)
 			}
 			if err != bufio.ErrBufferFull {
 				l.err = err
 				break
-			}
-		}
-		switch {
-		case len(parts) == 1:
-			l.b = parts[0]
-		case len(parts) > 1:
-			l.b = bytes.Join(parts, nil)
-			parts = nil
-			if size > directAt {
-				debug.FreeOSMemory() // the pieces go back now, before the call needs as much again
 			}
 		}
 		select {
@@ -114,7 +92,6 @@ func (f *filter) end() { f.once.Do(func() { close(f.done) }) }
 func (f *filter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
-			// The end of stdin waits until every request has its answer.
 			select {
 			case <-f.out.allAnswered():
 			case <-f.done:
@@ -128,29 +105,22 @@ func (f *filter) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		f.err = l.err
-		trimmed := bytes.TrimSpace(l.b)
 		if l.tooLong {
-			f.reply(jsonrpc.CodeParseError, "parse error: the message is longer than the 65 MiB toolkit takes")
+			f.reply(nil, jsonrpc.CodeParseError, "parse error: the message is longer than the 65 MiB toolkit takes")
 			continue
 		}
-		if len(trimmed) == 0 {
+		b := bytes.TrimSpace(l.b)
+		if len(b) == 0 {
 			continue
 		}
-		m, err := scan(trimmed)
-		var se *jsontext.SyntacticError
+		msg, id, err := scan(b)
 		switch {
-		case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errNotJSON):
-			f.reply(jsonrpc.CodeParseError, "parse error: the line is not JSON")
-			continue
+		case errors.Is(err, errNotJSON):
+			f.reply(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON")
 		case err != nil:
-			f.reply(jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
-			continue
-		}
-		b, ok := f.renumber(m)
-		switch {
-		case !ok:
-		case f.takes(m):
-			f.answer(m, b)
+			f.reply(nil, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		case !f.pass(msg, id):
+			f.reply(id, jsonrpc.CodeInvalidRequest, "invalid request: the id "+string(id)+" is read by toolkit as that of a request still in flight; give each request an id of its own")
 		default:
 			f.pending = append(b, '\n')
 		}
@@ -160,170 +130,86 @@ func (f *filter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// message is a line that is one JSON-RPC message, as the SDK reads it, and
-// where its id's value is in the line.
-type message struct {
-	line     []byte
-	msg      jsonrpc.Message
-	idAt     [2]int // the bytes of the id's value in line; [0 0] if none was found
-	paramsAt [2]int // likewise, its params
-	small    bool   // msg was read from the line without its params
+// scan checks a line as the SDK will read it: one JSON-RPC message, not a
+// batch (MCP has none since 2025-06-18, and the SDK ends the session on
+// one). It returns the message and its id's bytes as sent.
+func scan(b []byte) (jsonrpc.Message, jsontext.Value, error) {
+	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+	if !jsontext.Value(b).IsValid(opts...) {
+		return nil, nil, errNotJSON
+	}
+	switch b[0] {
+	case '[':
+		return nil, nil, errBatch
+	case '{':
+	default:
+		return nil, nil, errNotObject
+	}
+	msg, err := jsonrpc.DecodeMessage(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return msg, member(b, "id"), nil
 }
 
-// scan checks a line as the SDK will: one JSON-RPC message. It reads the
-// line's top-level members without copying them, and hands the SDK's own
-// decoder the message with its params left out (they are any JSON value to
-// it) when they are large, so that a 60 MiB write's content is not copied
-// to be checked.
-// Batches are refused here: MCP dropped them in 2025-06-18, and the SDK
-// ends the session on one.
-func scan(b []byte) (message, error) {
-	if b[0] != '{' && !jsontext.Value(b).IsValid(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) {
-		return message{}, errNotJSON // a parse error, not a request of the wrong shape
+// member is the value of a top-level member of the JSON object b, as it is
+// written there, or nil.
+func member(b []byte, name string) jsontext.Value {
+	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil
 	}
-	if b[0] == '[' {
-		return message{}, errBatch
-	}
-	if b[0] != '{' {
-		return message{}, errNotObject
-	}
-	m := message{line: b}
-	dec := jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if _, err := dec.ReadToken(); err != nil {
-		return message{}, err
-	}
-	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+	for dec.PeekKind() == '"' {
+		key, err := dec.ReadToken()
 		if err != nil {
-			return message{}, err
+			return nil
 		}
-		key := name.String()
+		k := key.String()
 		v, err := dec.ReadValue()
 		if err != nil {
-			return message{}, err
+			return nil
 		}
-		end := int(dec.InputOffset())
-		switch key {
-		case "id":
-			m.idAt = [2]int{end - len(v), end}
-		case "params":
-			m.paramsAt = [2]int{end - len(v), end}
+		if k == name {
+			return bytes.Clone(v)
 		}
 	}
-	if _, err := dec.ReadToken(); err != nil { // }
-		return message{}, err
-	}
-	if _, err := dec.ReadToken(); err != io.EOF {
-		return message{}, &jsontext.SyntacticError{ByteOffset: dec.InputOffset()}
-	}
-	check := b
-	if at := m.paramsAt; at[1]-at[0] > 64<<10 {
-		check = append(append(append(make([]byte, 0, len(b)-(at[1]-at[0])+2), b[:at[0]]...), "{}"...), b[at[1]:]...)
-		m.small = true
-	}
-	msg, err := jsonrpc.DecodeMessage(check)
-	m.msg = msg
-	return m, err
+	return nil
 }
 
-// directAt is the size of a tools/call that filter hands to the server
-// itself, past the SDK, which copies a message some five times on its way
-// to a handler: a 60 MiB write took ten times its size in memory.
-const directAt = 1 << 20
-
-// takes reports whether filter answers m itself (through direct).
-func (f *filter) takes(m message) bool {
-	req, ok := m.msg.(*jsonrpc.Request)
-	if ok && req.Method == "notifications/initialized" {
-		f.initialized = true
+// pass notes what a message passed on means for the answers to come, and
+// reports whether it may be passed on.
+func (f *filter) pass(msg jsonrpc.Message, id jsontext.Value) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	switch {
+	case !ok:
+		return true // a response to the server
+	case req.ID.IsValid():
+		return f.out.track(req.ID, id, req.Method == "subscriptions/listen")
+	case req.Method == "notifications/cancelled":
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil && id.IsValid() {
+				f.out.cancel(id)
+			}
+		}
 	}
-	return ok && f.direct != nil && f.initialized && req.Method == "tools/call" && req.ID.IsValid() && m.idAt[1] > 0 && len(m.line) > directAt
-}
-
-// answer runs the tools/call m through direct and writes its response.
-// Its id is the one renumber just gave it.
-func (f *filter) answer(m message, line []byte) {
-	ours := f.next
-	ctx, cancel := context.WithCancel(context.Background())
-	f.mu.Lock()
-	f.running[ours] = cancel
-	f.mu.Unlock()
-	at := m.paramsAt
-	if m.idAt[0] < at[0] {
-		shift := len(line) - len(m.line) // the id renumber gave may be longer
-		at = [2]int{at[0] + shift, at[1] + shift}
-	}
-	params := line[at[0]:at[1]]
-	go func() {
-		defer cancel()
-		res := f.direct(ctx, params)
-		f.mu.Lock()
-		delete(f.running, ours)
-		f.mu.Unlock()
-		resp := append(append([]byte(`{"jsonrpc":"2.0","id":`+strconv.FormatInt(ours, 10)+`,"result":`), res...), "}\n"...)
-		_, _ = f.out.Write(resp)
-	}()
-}
-
-// renumber gives a request an id of toolkit's own, noting the client's as
-// sent, and points a cancellation at the id its request was given. It
-// returns the message to pass on.
-func (f *filter) renumber(m message) ([]byte, bool) {
-	req, ok := m.msg.(*jsonrpc.Request)
-	if !ok {
-		return m.line, true // a response to the server: as it came
-	}
-	if req.ID.IsValid() {
-		at := m.idAt
-		if at[1] == 0 {
-			return m.line, true // an id spelled so that it was not found: as it came
-		}
-		f.next++
-		ours := strconv.FormatInt(f.next, 10)
-		f.out.track(f.next, req.ID, bytes.Clone(m.line[at[0]:at[1]]))
-		if n := at[1] - at[0]; len(ours) <= n {
-			// In place, padded with spaces: a 60 MiB line is not copied.
-			copy(m.line[at[0]:], ours+strings.Repeat(" ", n-len(ours)))
-			return m.line, true
-		}
-		return append(append(append(make([]byte, 0, len(m.line)+len(ours)), m.line[:at[0]]...), ours...), m.line[at[1]:]...), true
-	}
-	if req.Method == "notifications/cancelled" && !m.small {
-		var p map[string]json.RawMessage
-		if json.Unmarshal(req.Params, &p) != nil {
-			return m.line, true
-		}
-		var sent any
-		if json.Unmarshal(p["requestId"], &sent) != nil {
-			return m.line, true
-		}
-		id, err := jsonrpc.MakeID(sent)
-		ours, known := f.out.cancel(id)
-		if err != nil || !known {
-			return m.line, true
-		}
-		f.mu.Lock()
-		if cancel, ok := f.running[ours]; ok {
-			cancel() // a call filter answers itself
-		}
-		f.mu.Unlock()
-		p["requestId"] = json.RawMessage(strconv.FormatInt(ours, 10))
-		if req.Params, err = json.Marshal(p); err != nil {
-			return m.line, true
-		}
-		b, err := jsonrpc.EncodeMessage(req)
-		return b, err == nil
-	}
-	return m.line, true
+	return true
 }
 
 var errBatch = errors.New("JSON-RPC batches are not taken (MCP has none since 2025-06-18)")
 var errNotObject = errors.New("a JSON-RPC message is an object")
 var errNotJSON = errors.New("the line is not JSON")
 
-func (f *filter) reply(code int, msg string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
-	_, _ = f.out.Write(append(b, '\n'))
+// reply answers a line with an error, under the id it was sent with, or
+// null.
+func (f *filter) reply(id jsontext.Value, code int, msg string) {
+	if id == nil {
+		id = jsontext.Value("null")
+	}
+	e, _ := json.Marshal(map[string]any{"code": code, "message": msg})
+	f.out.send([]byte(`{"error":` + string(e) + `,"id":` + string(id) + `,"jsonrpc":"2.0"}` + "\n"))
 }
 
 func (f *filter) Close() error {
@@ -332,47 +218,54 @@ func (f *filter) Close() error {
 }
 
 // writer keeps whole messages whole (the SDK and filter both write), puts
-// each response's id back as the client sent it, and keeps count of the
-// requests not answered yet.
+// each response's id back as the client wrote it, drops the answers to
+// cancelled requests, and keeps count of the requests not answered yet.
 type writer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	open   map[int64]sent // requests without a response, by toolkit's id
-	byID   map[string]int64
-	gone   map[int64]bool // cancelled requests, by toolkit's id: their late answers are dropped
-	wait   chan struct{}  // closed when open is empty; nil while it is
-	failed error          // the first write that failed
+	mu      sync.Mutex
+	w       io.Writer
+	open    map[string]request // requests without a response, by their id as the SDK reads it
+	waiting int                // how many of them the end of stdin waits for
+	gone    map[string]bool    // cancelled requests: their late answers are dropped
+	wait    chan struct{}      // closed when waiting comes to 0; nil while it is 0
+	failed  error              // the first write that failed
 }
 
-// sent is a request's id as the client sent it.
-type sent struct {
-	raw json.RawMessage
-	key string
+// request is a request in flight: its id as the client wrote it, and
+// whether the end of stdin waits for its answer.
+type request struct {
+	raw    jsontext.Value
+	stream bool
 }
 
 func newWriter(w io.Writer) *writer {
-	return &writer{w: w, open: map[int64]sent{}, byID: map[string]int64{}, gone: map[int64]bool{}}
+	return &writer{w: w, open: map[string]request{}, gone: map[string]bool{}}
 }
 
 func (l *writer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	id, at, ok := responseID(p)
-	if ok && l.gone[id] {
-		// The SDK answers a request even after its cancellation: under
-		// toolkit's id, which is no id of the client's any more, or one it
-		// uses for its next request. The client wants no answer to it
-		// (MCP's cancellation), so none goes out.
-		delete(l.gone, id)
+	key, at := responseID(p)
+	if l.gone[key] {
+		delete(l.gone, key)
 		return len(p), nil
 	}
-	s, known := l.open[id]
-	if ok && known {
-		p = append(append(append([]byte(nil), p[:at[0]]...), s.raw...), p[at[1]:]...)
+	if r, ok := l.open[key]; ok && key != "" {
+		p = append(append(append([]byte(nil), p[:at[0]]...), r.raw...), p[at[1]:]...)
 		// Forgotten once written: the last answer must be out before the
 		// end of stdin lets the server exit.
-		defer l.forget(id)
+		defer l.forget(key)
 	}
+	return l.write(p)
+}
+
+// send writes a message of filter's own, as it is.
+func (l *writer) send(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = l.write(p)
+}
+
+func (l *writer) write(p []byte) (int, error) {
 	n, err := l.w.Write(p)
 	if err != nil && l.failed == nil {
 		l.failed = err
@@ -380,60 +273,100 @@ func (l *writer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// responseID finds the id of an outgoing message, and where its bytes are.
-// The SDK writes it near the start ({"jsonrpc":"2.0","id":7,…}): look there
-// before decoding all of a result that may be megabytes long.
-func responseID(p []byte) (int64, [2]int, bool) {
-	const key = `"id":`
-	i := bytes.Index(p[:min(len(p), 64)], []byte(key))
-	if i < 0 {
-		return 0, [2]int{}, false
+// responseID finds the id of an outgoing response, as the SDK wrote it,
+// and where its bytes are. The SDK writes it near the start
+// ({"jsonrpc":"2.0","id":7,…}): only that start is read.
+func responseID(p []byte) (string, [2]int) {
+	dec := jsontext.NewDecoder(bytes.NewReader(p[:min(len(p), 4096)]))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return "", [2]int{}
 	}
-	start := i + len(key)
-	end := start
-	for end < len(p) && (p[end] == '-' || '0' <= p[end] && p[end] <= '9') {
-		end++
+	var id jsontext.Value
+	var at [2]int
+	for dec.PeekKind() == '"' {
+		key, err := dec.ReadToken()
+		if err != nil {
+			return "", [2]int{}
+		}
+		switch k := key.String(); k {
+		case "id":
+			v, err := dec.ReadValue()
+			if err != nil {
+				return "", [2]int{}
+			}
+			end := int(dec.InputOffset())
+			id, at = bytes.Clone(v), [2]int{end - len(v), end}
+		case "result", "error", "method":
+			if id == nil {
+				return "", [2]int{}
+			}
+			var v any
+			if json.Unmarshal(id, &v) != nil {
+				return "", [2]int{}
+			}
+			sdkID, err := jsonrpc.MakeID(v)
+			if err != nil || !sdkID.IsValid() || k == "method" {
+				return "", [2]int{}
+			}
+			return idKey(sdkID), at
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return "", [2]int{}
+			}
+		}
 	}
-	id, err := strconv.ParseInt(string(p[start:end]), 10, 64)
-	return id, [2]int{start, end}, err == nil
+	return "", [2]int{}
 }
 
-// track notes a request passed on as toolkit's id ours.
-func (l *writer) track(ours int64, id jsonrpc.ID, raw json.RawMessage) {
+// track notes a request passed on, with its id as the SDK reads it and as
+// the client wrote it; stream says its answer is not waited for. It
+// reports false if a request in flight has the same id as the SDK reads
+// it.
+func (l *writer) track(id jsonrpc.ID, raw jsontext.Value, stream bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := idKey(id)
-	l.open[ours] = sent{raw: raw, key: key}
-	l.byID[key] = ours
-	if l.wait == nil {
-		l.wait = make(chan struct{})
+	if _, taken := l.open[key]; taken {
+		return false
 	}
+	delete(l.gone, key)
+	l.open[key] = request{raw: raw, stream: stream}
+	if !stream {
+		if l.waiting++; l.wait == nil {
+			l.wait = make(chan struct{})
+		}
+	}
+	return true
 }
 
-// cancel forgets the request the client calls id, which gets no response,
-// and returns the id toolkit gave it. The id is matched as the SDK reads it:
-// 3.0 is the request 3, "\u0041" is "A".
-func (l *writer) cancel(id jsonrpc.ID) (int64, bool) {
+// cancel forgets the request the client calls id, which gets no answer.
+// The id is matched as the SDK reads it: 3.0 is the request 3, "\u0041"
+// is "A".
+func (l *writer) cancel(id jsonrpc.ID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ours, ok := l.byID[idKey(id)]
-	if ok {
-		l.forget(ours)
-		l.gone[ours] = true
-	}
-	return ours, ok
-}
-
-func (l *writer) forget(ours int64) {
-	delete(l.byID, l.open[ours].key)
-	delete(l.open, ours)
-	if len(l.open) == 0 && l.wait != nil {
-		close(l.wait)
-		l.wait = nil
+	key := idKey(id)
+	if _, ok := l.open[key]; ok {
+		l.gone[key] = true
+		l.forget(key)
 	}
 }
 
-// allAnswered is closed once every request passed on has had its response.
+func (l *writer) forget(key string) {
+	r, ok := l.open[key]
+	if !ok {
+		return
+	}
+	delete(l.open, key)
+	if !r.stream {
+		if l.waiting--; l.waiting == 0 && l.wait != nil {
+			close(l.wait)
+			l.wait = nil
+		}
+	}
+}
+
+// allAnswered is closed once every request waited for has its answer.
 func (l *writer) allAnswered() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -36,7 +36,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -161,7 +160,6 @@ func New(version string, conf Config) *Server {
 func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) error {
 	w := newWriter(out)
 	f := newFilter(in, w, maxMessage)
-	f.direct = s.direct
 	done := make(chan error, 1)
 	go func() { done <- s.sdk.Run(context.Background(), &sdk.IOTransport{Reader: f, Writer: w}) }()
 
@@ -337,44 +335,6 @@ func (s *Server) call(ctx context.Context, t applets.Tool, args []byte) *sdk.Cal
 		return s.child(ctx, t, args)
 	}
 	return result(s.here(ctx, t, args))
-}
-
-// direct runs a tools/call the filter took past the SDK, and returns its
-// result as JSON. Its params are read where they are, not copied.
-func (s *Server) direct(ctx context.Context, params []byte) []byte {
-	var name string
-	var args []byte
-	dec := jsontext.NewDecoder(bytes.NewBuffer(params), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if tok, err := dec.ReadToken(); err == nil && tok.Kind() == '{' {
-		for dec.PeekKind() == '"' {
-			key, err := dec.ReadToken()
-			if err != nil {
-				break
-			}
-			k := key.String()
-			v, err := dec.ReadValue()
-			if err != nil {
-				break
-			}
-			switch k {
-			case "name":
-				_ = json.Unmarshal(v, &name)
-			case "arguments":
-				args = v
-			}
-		}
-	}
-	var res *sdk.CallToolResult
-	if t, ok := applets.Find(name); ok {
-		res = s.call(ctx, t, args)
-	} else {
-		res = result(outcome.Misuse("no tool called %q; the tools are %s", name, strings.Join(applets.Names(), ", ")))
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		b, _ = json.Marshal(result(outcome.Failure("the result could not be written: %s", err)))
-	}
-	return b
 }
 
 // here runs a call in the server. A panic is that call's tool error.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -198,7 +199,7 @@ func TestFilter(t *testing.T) {
 	f := newFilter(nopCloser{strings.NewReader(in)}, w, 1<<20)
 	r := bufio.NewReader(f)
 	got, err := r.ReadString('\n')
-	if err != nil || got != `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n" {
+	if err != nil || got != `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n" {
 		t.Fatalf("passed on %q, %v", got, err)
 	}
 	if n := strings.Count(out.String(), `"error"`); n != 4 {
@@ -211,7 +212,7 @@ func TestFilter(t *testing.T) {
 		t.Fatalf("the end of the input came before the answer: %v", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
 	if err := <-eof; err != io.EOF {
 		t.Fatalf("then %v, want EOF", err)
 	}
@@ -223,7 +224,7 @@ func TestFilter(t *testing.T) {
 	// cancelled request needs no answer.
 	in = strings.Repeat("x", 100) + "\n" + `{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}` + "\n"
 	f = newFilter(nopCloser{strings.NewReader(in)}, newWriter(&out), 90)
-	if passed, err := io.ReadAll(f); err != nil || !strings.Contains(string(passed), `"id":1`) || !strings.Contains(string(passed), `"requestId":1`) {
+	if passed, err := io.ReadAll(f); err != nil || !strings.Contains(string(passed), `"id":3`) || !strings.Contains(string(passed), `"requestId":3`) {
 		t.Fatalf("after a long line: %q, %v", passed, err)
 	}
 
@@ -321,10 +322,10 @@ func TestAnsweredOnceWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.track(3, id, json.RawMessage("7"))
+	w.track(id, jsontext.Value("7.0"), false)
 	// Taken before the write: allAnswered waits for the writer's lock.
 	answered := w.allAnswered()
-	go w.Write([]byte(`{"jsonrpc":"2.0","id":3,"result":{}}` + "\n"))
+	go w.Write([]byte(`{"jsonrpc":"2.0","id":7,"result":{}}` + "\n"))
 	<-bw.entered
 	select {
 	case <-answered:
@@ -336,5 +337,56 @@ func TestAnsweredOnceWritten(t *testing.T) {
 	case <-answered:
 	case <-time.After(10 * time.Second):
 		t.Fatal("not answered after the response was written")
+	}
+}
+
+// TestSameIDAsTheSDKReadsIt: a request whose id the SDK would read as that
+// of a request in flight (1 and 1.0) is refused under its own id, and the
+// first one's answer still goes to it.
+func TestSameIDAsTheSDKReadsIt(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":1.0,"method":"ping"}` + "\n"
+	var out strings.Builder
+	w := newWriter(&out)
+	r := bufio.NewReader(newFilter(nopCloser{strings.NewReader(in)}, w, 1<<20))
+	if got, err := r.ReadString('\n'); err != nil || got != `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n" {
+		t.Fatalf("passed on %q, %v", got, err)
+	}
+	eof := make(chan error, 1)
+	go func() { _, err := r.ReadByte(); eof <- err }()
+	select {
+	case err := <-eof:
+		t.Fatalf("passed on more, or ended before the answer: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+	if err := <-eof; err != io.EOF {
+		t.Fatalf("then %v, want EOF", err)
+	}
+	want := `{"error":{"code":-32600,"message":"invalid request: the id 1.0 is read by toolkit as that of a request still in flight; give each request an id of its own"},"id":1.0,"jsonrpc":"2.0"}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
+	if out.String() != want {
+		t.Fatalf("sent %q, want %q", out.String(), want)
+	}
+}
+
+// TestCancelledAnswerDropped: the SDK's answer to a cancelled request does
+// not go out; the next request's does.
+func TestCancelledAnswerDropped(t *testing.T) {
+	var out strings.Builder
+	w := newWriter(&out)
+	one, _ := jsonrpc.MakeID(float64(1))
+	two, _ := jsonrpc.MakeID(float64(2))
+	w.track(one, jsontext.Value("1"), false)
+	w.cancel(one)
+	w.track(two, jsontext.Value("2"), false)
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}` + "\n"))
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
+	if want := `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"; out.String() != want {
+		t.Fatalf("sent %q, want %q", out.String(), want)
+	}
+	select {
+	case <-w.allAnswered():
+	default:
+		t.Fatal("a request is still waited for")
 	}
 }
