@@ -2,13 +2,15 @@
 // its end, and the lines in between that look like failures, with exact
 // counts of what was left out. It works on a stream, in bounded memory.
 //
-// A text of at most Limit bytes is kept whole. A longer one keeps its first
-// Limit/2 bytes cut back to the end of a line (the head), its last Limit/2
-// bytes cut forward to the start of a line (the tail), and from the middle
-// the first MaxFailures lines that contain "error", "fail", "fatal",
-// "panic", "exception" or "traceback" in any case, each shown with its line
-// number. A part that holds no line end at all is cut at the byte limit
-// instead, never inside a UTF-8 character.
+// A text of at most Limit bytes is kept whole. A longer one keeps a head and
+// a tail of (Limit - Room(Limit))/2 bytes each: its first bytes cut back to
+// the end of a line, its last bytes cut forward to the start of a line; and
+// from the middle the first MaxFailures lines that contain "error", "fail",
+// "fatal", "panic", "exception" or "traceback" in any case, each shown with
+// its line number, as many as the room left holds. A part that holds no
+// line end at all is cut at the byte limit instead, never inside a UTF-8
+// character. Laid out, a cut text is at most Limit bytes, the lines that
+// say what was cut included, for any Limit of 1 KiB or more.
 package cut
 
 import (
@@ -47,14 +49,19 @@ type Cutter struct {
 	scanner    scanner
 }
 
+// Room is what a cut text keeps of limit for the lines that say what was
+// cut and the failure lines: a quarter, at most 12 KiB (the cut line,
+// MaxFailures lines of MaxFailureLine bytes and the summary).
+func Room(limit int) int { return min(limit/4, 12<<10) }
+
 // New returns a Cutter that keeps texts of up to limit bytes whole.
 func New(limit int) *Cutter {
-	if limit < 2*utf8.UTFMax {
-		limit = 2 * utf8.UTFMax
+	if limit < 4*utf8.UTFMax {
+		limit = 4 * utf8.UTFMax
 	}
 	// The whole capacity at once: memory not yet written costs nothing, and
 	// growing by copies would touch every page twice or more.
-	return &Cutter{limit: limit, half: limit / 2, all: make([]byte, 0, limit)}
+	return &Cutter{limit: limit, half: (limit - Room(limit)) / 2, all: make([]byte, 0, limit)}
 }
 
 // Write adds text to the stream. It never fails.
@@ -150,6 +157,7 @@ func runeStart(b []byte, n int) int {
 // Result is what a Cutter kept of the whole text.
 type Result struct {
 	Cut        bool
+	Limit      int    // the limit it was cut to
 	Head, Tail []byte // the whole text is Head when nothing was cut
 	Failures   []Failure
 
@@ -165,7 +173,7 @@ type Result struct {
 
 // Result ends the stream and returns what was kept.
 func (c *Cutter) Result() Result {
-	r := Result{TotalBytes: c.total}
+	r := Result{TotalBytes: c.total, Limit: c.limit}
 	if c.total > 0 && c.last != '\n' {
 		r.TotalLines++ // the unfinished last line
 	}

@@ -152,7 +152,7 @@ func TestOneHugeLine(t *testing.T) {
 	if !r.Cut || !r.HeadPartial || !r.TailPartial {
 		t.Fatalf("%+v", r)
 	}
-	if !utf8.Valid(r.Head) || !utf8.Valid(r.Tail) || len(r.Head) > 500 || len(r.Tail) > 500 || len(r.Head) < 496 {
+	if !utf8.Valid(r.Head) || !utf8.Valid(r.Tail) || len(r.Head) > 375 || len(r.Tail) > 375 || len(r.Head) < 371 {
 		t.Fatalf("head %d bytes, tail %d bytes", len(r.Head), len(r.Tail))
 	}
 	if r.TotalLines != 1 || r.HeadLines != 1 || r.TailFirst != 1 || r.MidFirst != 1 || r.MidLast != 1 {
@@ -168,7 +168,7 @@ func reference(limit int, text []byte) (head, tail []byte, failures []Failure) {
 	if len(text) <= limit {
 		return text, nil, nil
 	}
-	half := limit / 2
+	half := (max(limit, 16) - Room(max(limit, 16))) / 2
 	h := bytes.LastIndexByte(text[:half], '\n') + 1
 	if h == 0 {
 		h = runeStart(text, half)
@@ -242,7 +242,7 @@ func check(t *testing.T, limit int, text []byte, chunks ...int) {
 	if string(r.Head) != string(head) || string(r.Tail) != string(tail) {
 		t.Fatalf("limit %d, %q:\nhead %q tail %q\nwant %q and %q", limit, text, r.Head, r.Tail, head, tail)
 	}
-	if len(r.Head)+len(r.Tail) > limit {
+	if l := max(limit, 16); len(r.Head)+len(r.Tail) > l-Room(l) {
 		t.Fatalf("kept %d bytes, limit %d", len(r.Head)+len(r.Tail), limit)
 	}
 	if int64(len(r.Head))+r.MidBytes+int64(len(r.Tail)) != r.TotalBytes {
@@ -384,7 +384,7 @@ func FuzzHasFailure(f *testing.F) {
 // the test's name; and once the slots are full the cut line does not give
 // their number as the number of failures in the middle.
 func TestFailurePicker(t *testing.T) {
-	c := New(200)
+	c := New(4000)
 	c.Write([]byte(strings.Repeat("head line\n", 30)))
 	for i := range 50 {
 		fmt.Fprintf(c, "=== RUN   TestFailover%d\n--- PASS: TestFailover%d (0.00s)\n    --- PASS: TestFailover%d/sub (0.00s)\n", i, i, i)
@@ -404,5 +404,36 @@ func TestFailurePicker(t *testing.T) {
 	r.Layout(&b, "here")
 	if !strings.Contains(b.String(), "; the first 20 of them that look like failures:]") || strings.Contains(b.String(), "20 of them look like failures") {
 		t.Fatalf("the cut line: %s", b.String())
+	}
+}
+
+// TestLayoutWithinLimit: a cut text, laid out with its cut line, failure
+// lines and summary, is at most the limit (here 2,980 failure lines, some
+// of them long, and a long where), and says how many failure lines it shows.
+func TestLayoutWithinLimit(t *testing.T) {
+	where := "the whole output is in /tmp/" + strings.Repeat("d", 80) + "/toolkit-shell-0123456789abcdef0123456789abcdef.log"
+	for _, limit := range []int{1024, 2000, 4096, 32 << 10, 100 << 10, 1 << 20} {
+		c := New(limit)
+		for i := range 2980 {
+			fmt.Fprintf(c, "=== RUN   TestX%d\n", i)
+			if i%7 == 0 {
+				fmt.Fprintf(c, "FAIL: TestX%d %s\n", i, strings.Repeat("why ", 200))
+			} else {
+				fmt.Fprintf(c, "error: TestX%d failed\n", i)
+			}
+		}
+		r := c.Result()
+		var b strings.Builder
+		r.Layout(&b, where)
+		if b.Len() > limit {
+			t.Errorf("limit %d: laid out %d bytes", limit, b.Len())
+		}
+		shown := strings.Count(b.String(), "\n[line ")
+		if shown > 0 && !strings.Contains(b.String(), fmt.Sprintf("; the first %d of them that look like failures:]", shown)) {
+			t.Errorf("limit %d: %d failure lines shown, cut line %q", limit, shown, b.String())
+		}
+		if r.Cut && limit >= 4096 && shown == 0 {
+			t.Errorf("limit %d: no failure line shown", limit)
+		}
 	}
 }

@@ -8,34 +8,50 @@ import (
 
 // Layout writes a cut text to b: the head, a line saying what the middle
 // held and the failure lines from it, the tail, and the line that sums it
-// up, which ends with where, where the whole text may be found.
+// up, which ends with where, where the whole text may be found. The failure
+// lines are those that fit in r.Limit with the rest.
 func (r Result) Layout(b *strings.Builder, where string) {
-	b.Grow(len(r.Head) + len(r.Tail) + 16384)
+	b.Grow(r.Limit + 256)
+	shown := fmt.Sprintf("lines 1-%d", r.HeadLines)
+	if len(r.Tail) > 0 {
+		shown += fmt.Sprintf(" and %d-%d", r.TailFirst, r.TotalLines)
+	}
+	summary := fmt.Sprintf("[output cut: showed %s of %d (%s); %s]", shown, r.TotalLines, Size(r.TotalBytes), where)
+	cutLine := fmt.Sprintf("[… %s cut (%d bytes)", middle(r), r.MidBytes)
+	// What the failure lines may take: the limit, less all the rest (the
+	// cut line at its longest, and the marks of lines cut through).
+	room := r.Limit - len(r.Head) - len(r.Tail) - len(summary) - len(cutLine) - len("; the first 20 of them that look like failures:]\n") - 8
+	var failures []string
+	for _, f := range r.Failures {
+		l := fmt.Sprintf("[line %d] %s", f.Line, f.Text)
+		if f.Cut {
+			l += " …"
+		}
+		if room -= len(l) + 1; room < 0 {
+			break
+		}
+		failures = append(failures, l)
+	}
 	b.Write(r.Head)
 	if len(r.Head) > 0 && r.Head[len(r.Head)-1] != '\n' {
 		b.WriteString(" …\n")
 	}
-	fmt.Fprintf(b, "[… %s cut (%d bytes)", middle(r), r.MidBytes)
-	if n := len(r.Failures); n > 0 {
-		switch {
-		case n >= MaxFailures:
-			// The middle is not read for more once the slots are full: how
-			// many more there were is not known, and not said.
-			fmt.Fprintf(b, "; the first %d of them that look like failures:]\n", n)
-		case n == 1:
-			b.WriteString("; 1 of them looks like a failure:]\n")
-		default:
-			fmt.Fprintf(b, "; %d of them look like failures:]\n", n)
-		}
-		for _, f := range r.Failures {
-			fmt.Fprintf(b, "[line %d] %s", f.Line, f.Text)
-			if f.Cut {
-				b.WriteString(" …")
-			}
-			b.WriteByte('\n')
-		}
-	} else {
+	b.WriteString(cutLine)
+	switch n := len(failures); {
+	case n == 0:
 		b.WriteString(" …]\n")
+	case n < len(r.Failures) || n >= MaxFailures:
+		// The middle is not read for more once the slots are full, and the
+		// limit may hold fewer: how many there were in all is not said.
+		fmt.Fprintf(b, "; the first %d of them that look like failures:]\n", n)
+	case n == 1:
+		b.WriteString("; 1 of them looks like a failure:]\n")
+	default:
+		fmt.Fprintf(b, "; %d of them look like failures:]\n", n)
+	}
+	for _, l := range failures {
+		b.WriteString(l)
+		b.WriteByte('\n')
 	}
 	if r.TailPartial && len(r.Tail) > 0 {
 		b.WriteString("… ")
@@ -44,11 +60,7 @@ func (r Result) Layout(b *strings.Builder, where string) {
 	if len(r.Tail) > 0 && r.Tail[len(r.Tail)-1] != '\n' {
 		b.WriteByte('\n')
 	}
-	shown := fmt.Sprintf("lines 1-%d", r.HeadLines)
-	if len(r.Tail) > 0 {
-		shown += fmt.Sprintf(" and %d-%d", r.TailFirst, r.TotalLines)
-	}
-	fmt.Fprintf(b, "[output cut: showed %s of %d (%s); %s]", shown, r.TotalLines, Size(r.TotalBytes), where)
+	b.WriteString(summary)
 }
 
 // middle names the lines of the cut middle, saying which are cut through.
