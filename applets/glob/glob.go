@@ -29,6 +29,7 @@ import (
 	"toolkit/internal/outcome"
 	"toolkit/internal/page"
 	"toolkit/internal/root"
+	"toolkit/internal/text"
 	"toolkit/internal/walk"
 )
 
@@ -99,8 +100,8 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		order = *a.Sort
 	}
 	pattern := strings.TrimPrefix(a.Pattern, "./")
-	if !doublestar.ValidatePattern(pattern) {
-		return outcome.Misuse("input: pattern is not a glob: %q", a.Pattern)
+	if err := walk.CheckGlob(pattern); err != nil {
+		return outcome.Misuse("input: pattern %s: %q", err, a.Pattern)
 	}
 	if path.IsAbs(pattern) || pattern == ".." || strings.HasPrefix(pattern, "../") {
 		return outcome.Misuse("input: pattern is matched against paths from path: give the directory as path, not in the pattern (%q)", a.Pattern)
@@ -188,7 +189,7 @@ func listed(out []found, offset, limit int, order string, stats *walk.Stats) out
 	d.Shown = len(shown)
 	var b strings.Builder
 	for _, f := range shown {
-		b.WriteString(f.path)
+		b.WriteString(text.Escape(f.path))
 		b.WriteByte('\n')
 	}
 	b.WriteString("[")

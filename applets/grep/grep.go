@@ -171,6 +171,7 @@ type search struct {
 	a       Args
 	find    *finder
 	glob    string
+	notGlob bool // glob began with !: the files it does not match
 	context int
 	mode    string
 	display func(rel string) string
@@ -190,15 +191,24 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		mode = *a.Output
 	}
 	find, err := newFinder(a.Pattern, a.Fixed, a.IgnoreCase)
-	if err != nil {
+	switch {
+	case errors.Is(err, errLineEnd):
+		return outcome.Misuse("input: pattern: %s", err)
+	case err != nil:
 		return outcome.Misuse("input: pattern is not a regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	s := &search{a: a, find: find, mode: mode}
 	if a.Glob != nil {
-		if !doublestar.ValidatePattern(*a.Glob) {
+		s.glob, s.notGlob = *a.Glob, strings.HasPrefix(*a.Glob, "!")
+		if s.notGlob {
+			s.glob = s.glob[1:]
+		}
+		if s.glob == "" {
 			return outcome.Misuse("input: glob is not a pattern: %q", *a.Glob)
 		}
-		s.glob = *a.Glob
+		if err := walk.CheckGlob(s.glob); err != nil {
+			return outcome.Misuse("input: glob %s: %q", err, *a.Glob)
+		}
 	}
 	if a.Context != nil {
 		s.context = min(*a.Context, MaxContext)
@@ -223,7 +233,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	}
 	var stats *walk.Stats
 	if fi.IsDir() {
-		s.display = func(rel string) string { return walk.Join(name, rel) }
+		s.display = func(rel string) string { return text.Escape(walk.Join(name, rel)) }
 		o := walk.Options{Hidden: a.Hidden, NoIgnore: a.NoIgnore}
 		stats, err = walk.Dir(ctx, r, name, o, func(e walk.Entry) bool {
 			if e.Type.IsDir() {
@@ -238,7 +248,13 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 			return outcome.Failure("%s: %s", name, root.Reason(err))
 		}
 	} else {
-		dir, base := path.Split(name)
+		// A file named is followed if it is a link (inside the root, as
+		// read follows it); links met in a walk are not.
+		real, err := r.Resolve(name)
+		if err != nil {
+			return outcome.Failure("%s: %s", name, root.Reason(err))
+		}
+		dir, base := path.Split(real)
 		if dir == "" {
 			dir = "."
 		}
@@ -252,7 +268,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 			return outcome.Failure("%s: %s", name, root.Reason(err))
 		}
 		defer done()
-		s.display = func(string) string { return name }
+		s.display = func(string) string { return text.Escape(name) }
 		s.file(e)
 	}
 	if ctx.Err() != nil {
@@ -267,9 +283,9 @@ func (s *search) wanted(rel, name string) bool {
 		return true
 	}
 	if strings.Contains(s.glob, "/") {
-		return doublestar.MatchUnvalidated(s.glob, rel)
+		return doublestar.MatchUnvalidated(s.glob, rel) != s.notGlob
 	}
-	return doublestar.MatchUnvalidated(s.glob, name)
+	return doublestar.MatchUnvalidated(s.glob, name) != s.notGlob
 }
 
 // bufs are the buffers files are searched in, one a goroutine: a free
@@ -311,6 +327,14 @@ func (s *search) file(e walk.Entry) {
 		return
 	}
 	s.searched.Add(1)
+	// Text in UTF-16 or UTF-32 (with a byte-order mark, read's rule) is
+	// searched decoded; a UTF-8 byte-order mark is not part of line 1.
+	if len(buf) >= 2 && (buf[0] == 0xff && buf[1] == 0xfe || buf[0] == 0xfe && buf[1] == 0xff || buf[0] == 0 && buf[1] == 0) {
+		if enc, err := text.Binary(buf[:min(len(buf), text.SniffSize)], int64(len(buf))); err == nil && enc.Unit != 0 {
+			buf = text.Decode(buf, enc)
+		}
+	}
+	buf = bytes.TrimPrefix(buf, bom)
 	var lower []byte
 	if s.find.fold {
 		b[1] = lowerASCII(b[1], buf)
@@ -321,11 +345,13 @@ func (s *search) file(e walk.Entry) {
 	}
 	enc, err := text.Binary(buf[:min(len(buf), text.SniffSize)], int64(len(buf)))
 	if err != nil || enc.Unit != 0 {
-		s.binary.Add(1) // UTF-16 and UTF-32 text too: grep reads UTF-8
+		s.binary.Add(1)
 		return
 	}
 	s.scan(buf, lower, s.display(e.Path))
 }
+
+var bom = []byte("\xef\xbb\xbf")
 
 // scan finds the matches in one file's bytes.
 func (s *search) scan(buf, lower []byte, display string) {

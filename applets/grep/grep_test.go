@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"toolkit/internal/gittest"
 	"toolkit/internal/outcome"
@@ -156,7 +157,8 @@ func TestLongLineCut(t *testing.T) {
 }
 
 // TestFinderLines: the finder reports each matching line once, never a
-// match across two lines, never a line after the last line end.
+// match across two lines (whatever class or . the pattern has), never a
+// line after the last line end; $ matches before \r\n too.
 func TestFinderLines(t *testing.T) {
 	for _, tc := range []struct {
 		pattern string
@@ -166,7 +168,12 @@ func TestFinderLines(t *testing.T) {
 		{"^", "a\nb\n", []string{"a", "b"}},
 		{"x*", "a\n\nb", []string{"a", "", "b"}},
 		{`a\sb`, "a\nb\na b\n", []string{"a b"}},
-		{"b$", "ab\r\nab\n", []string{"ab"}},
+		{"b$", "ab\r\nab\n", []string{"ab\r", "ab"}},
+		{"^$", "\n\ntest\n", []string{"", ""}},
+		{"^$", "", nil},
+		{`[xw][^y]*[zq]`, "x\nz\nxz\n", []string{"xz"}},
+		{`(?s)a.b`, "a\nb\naxb\n", []string{"axb"}},
+		{`\D+`, "1\n2\n", nil},
 		{"o", "foo\nbar\nboo", []string{"foo", "boo"}},
 	} {
 		f, err := newFinder(tc.pattern, false, false)
@@ -182,5 +189,37 @@ func TestFinderLines(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%q in %q: %q, want %q", tc.pattern, tc.text, got, tc.want)
 		}
+	}
+}
+
+// TestLineEndInPattern: a pattern that can only match a line end is
+// refused, saying why.
+func TestLineEndInPattern(t *testing.T) {
+	for _, p := range []string{`a\nb`, `[\n]`} {
+		if _, err := newFinder(p, false, false); err != errLineEnd {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// TestLinearPatterns: a pattern whose match attempts could run across
+// lines takes linear time over a file of 100,001 short lines (it ran past
+// 20 s when each attempt restarted at every line); the call is given a
+// short limit, and must not be stopped by it.
+func TestLinearPatterns(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100001 {
+		b.WriteString(string("abcdxw"[rng.IntN(6)]) + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o := Run(ctx, Args{Pattern: `[xw][^y]*[zq]`, Path: &dir})
+	if o.Kind != outcome.Done || !strings.Contains(o.Text, "[no matches in 1 file]") {
+		t.Fatalf("%+v", o)
 	}
 }

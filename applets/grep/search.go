@@ -2,8 +2,10 @@ package grep
 
 import (
 	"bytes"
+	"errors"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -18,7 +20,11 @@ type finder struct {
 }
 
 // newFinder compiles a pattern. fixed takes it as a literal; so is a
-// pattern with no metacharacter.
+// pattern with no metacharacter. A regular expression is made to match
+// within one line, whatever it says: no class or . takes the line end, a
+// \n in it is refused, and $ matches before a \r\n as before a \n
+// (ripgrep's --crlf). A match attempt then never runs on into the lines
+// after its own, which would make the search quadratic.
 func newFinder(pattern string, fixed, ignoreCase bool) (*finder, error) {
 	literal := fixed || regexp.QuoteMeta(pattern) == pattern
 	if literal && (!ignoreCase || isASCII(pattern)) {
@@ -35,19 +41,68 @@ func newFinder(pattern string, fixed, ignoreCase bool) (*finder, error) {
 	if _, err := regexp.Compile(expr); err != nil {
 		return nil, err // worded with the pattern as given
 	}
-	flags := "(?m)"
+	flags := syntax.Perl &^ syntax.OneLine
 	if ignoreCase {
-		flags = "(?mi)"
+		flags |= syntax.FoldCase
 	}
-	re, err := regexp.Compile(flags + expr)
+	tree, err := syntax.Parse(expr, flags)
 	if err != nil {
 		return nil, err
 	}
-	f := &finder{re: re}
-	if tree, err := syntax.Parse(flags+expr, syntax.Perl); err == nil {
-		f.lit = required(tree.Simplify())
+	if tree, err = withinLines(tree); err != nil {
+		return nil, err
 	}
-	return f, nil
+	re, err := regexp.Compile(tree.String())
+	if err != nil {
+		return nil, err
+	}
+	return &finder{re: re, lit: required(tree.Simplify())}, nil
+}
+
+// errLineEnd refuses a pattern that can only match a line end.
+var errLineEnd = errors.New("it matches a line end (\\n), and each line is matched on its own")
+
+// withinLines rewrites re to match within one line, as newFinder says.
+func withinLines(re *syntax.Regexp) (*syntax.Regexp, error) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if slices.Contains(re.Rune, '\n') {
+			return nil, errLineEnd
+		}
+	case syntax.OpAnyChar:
+		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpCharClass:
+		var kept []rune
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo > '\n' || hi < '\n' {
+				kept = append(kept, lo, hi)
+				continue
+			}
+			if lo < '\n' {
+				kept = append(kept, lo, '\n'-1)
+			}
+			if hi > '\n' {
+				kept = append(kept, '\n'+1, hi)
+			}
+		}
+		if len(kept) == 0 {
+			return nil, errLineEnd
+		}
+		re.Rune = kept
+	case syntax.OpEndLine:
+		// \r?$: the \r is cut from the line shown, as every line's is.
+		cr := &syntax.Regexp{Op: syntax.OpQuest, Sub: []*syntax.Regexp{{Op: syntax.OpLiteral, Rune: []rune{'\r'}}}}
+		return &syntax.Regexp{Op: syntax.OpConcat, Sub: []*syntax.Regexp{cr, re}}, nil
+	}
+	for i, sub := range re.Sub {
+		s, err := withinLines(sub)
+		if err != nil {
+			return nil, err
+		}
+		re.Sub[i] = s
+	}
+	return re, nil
 }
 
 func isASCII(s string) bool {
@@ -96,7 +151,8 @@ func (f *finder) each(buf, lower []byte, fn func(ls, le, ms, me int) bool) {
 		hay = lower
 	}
 	pos := 0
-	// A line ends at its \n; after a last \n there is no line.
+	// A line ends at its \n; after a last \n there is no line, and an
+	// empty text has none.
 	for pos < len(buf) {
 		var at int
 		if f.lit != nil {
@@ -111,6 +167,9 @@ func (f *finder) each(buf, lower []byte, fn func(ls, le, ms, me int) bool) {
 				return
 			}
 			at = pos + loc[0]
+		}
+		if at == len(buf) && buf[at-1] == '\n' {
+			return // a match of nothing after the last line end
 		}
 		ls := bytes.LastIndexByte(buf[:at], '\n') + 1
 		le := len(buf)

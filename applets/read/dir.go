@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
-	"unicode"
-	"unicode/utf8"
 
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
+	"toolkit/internal/text"
 )
 
 // listDir shows a directory's entries as numbered lines.
@@ -27,7 +25,7 @@ func listDir(a Args, offset, limit int64) outcome.Outcome {
 	}
 	names := make([]string, len(entries))
 	for i, e := range entries {
-		names[i] = Escape(e.Name())
+		names[i] = text.Escape(e.Name())
 		if e.IsDir() {
 			names[i] += "/"
 		}
@@ -59,40 +57,3 @@ func listDir(a Args, offset, limit int64) outcome.Outcome {
 	return outcome.Success(b.String(), d)
 }
 
-// Escape writes a name so that no byte of it can pass for the layout
-// around it, as ls -b does: a backslash, control characters and bytes that
-// are not UTF-8 as C escapes (\n, \t, \\, \033).
-func Escape(name string) string {
-	clean := true
-	for _, r := range name {
-		if r == '\\' || r == utf8.RuneError || unicode.IsControl(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return name
-	}
-	var b strings.Builder
-	for i := 0; i < len(name); {
-		r, n := utf8.DecodeRuneInString(name[i:])
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == utf8.RuneError && n == 1, unicode.IsControl(r):
-			for _, c := range []byte(name[i : i+n]) {
-				b.WriteString(`\` + strconv.FormatInt(int64(c)|0o1000, 8)[1:])
-			}
-		default:
-			b.WriteString(name[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
