@@ -56,4 +56,3 @@ func listDir(a Args, offset, limit int64) outcome.Outcome {
 	d.FirstLine, d.LinesShown = first, last-first+1
 	return outcome.Success(b.String(), d)
 }
-
