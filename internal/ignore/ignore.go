@@ -37,6 +37,9 @@ type Pattern struct {
 	// it: the pattern then matches what is inside what that matches.
 	glob   string
 	inside string
+	// name, for a pattern with no / in it, is its glob for a name: it is
+	// matched against the path's last name only, not tried at every depth.
+	name string
 }
 
 // File is a parsed ignore file.
@@ -87,6 +90,9 @@ func parseLine(line string) (Pattern, bool) {
 		return p, false
 	}
 	glob := toDoublestar(line)
+	if !anchored && !strings.Contains(glob, "**") {
+		p.name = glob
+	}
 	if !anchored && !strings.HasPrefix(glob, "**/") {
 		glob = "**/" + glob
 	}
@@ -159,14 +165,17 @@ func toDoublestar(s string) string {
 }
 
 // Match says whether the file's patterns decide about path (from the walk's
-// top, with / between names), and if they do, whether they ignore it.
+// top, with / between names), and if they do, whether they ignore it. path
+// is below the file's directory, as a walk meets it: only its length is
+// checked, so that a name deep in a tree is not compared again with every
+// directory above it.
 func (f *File) Match(path string, isDir bool) (decided, ignored bool) {
 	rel := path
 	if f.Base != "" {
-		var ok bool
-		if rel, ok = strings.CutPrefix(path, f.Base+"/"); !ok {
+		if len(path) <= len(f.Base) || path[len(f.Base)] != '/' {
 			return false, false
 		}
+		rel = path[len(f.Base)+1:]
 	}
 	for i := len(f.Patterns) - 1; i >= 0; i-- {
 		if f.Patterns[i].Matches(rel, isDir) {
@@ -181,6 +190,9 @@ func (f *File) Match(path string, isDir bool) (decided, ignored bool) {
 func (p *Pattern) Matches(rel string, isDir bool) bool {
 	if p.glob == "" || p.DirOnly && !isDir {
 		return false
+	}
+	if p.name != "" {
+		return doublestar.MatchUnvalidated(p.name, rel[strings.LastIndexByte(rel, '/')+1:])
 	}
 	if p.inside != "" {
 		// X/** matches what is inside what X matches, not X itself.

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"toolkit/internal/gittest"
 )
@@ -272,5 +275,64 @@ func TestLinksNotFollowed(t *testing.T) {
 	want := map[string]string{"in": "dir", "in/f": "file", "out": "link", "again": "link", "file": "link", "fifo": "other"}
 	if fmt.Sprint(seen) != fmt.Sprint(want) {
 		t.Fatalf("%v, want %v", seen, want)
+	}
+}
+
+// TestDeepIgnoreFiles: a tree 2,000 directories deep with an ignore file in
+// each is walked in time near-linear in its names (each name was matched
+// against every ignore file above it along its whole path: past 60 s). The
+// walk is given a short limit and must not be stopped by it; what the
+// deepest files say still decides.
+func TestDeepIgnoreFiles(t *testing.T) {
+	dir := t.TempDir()
+	gittest.Run(t, dir, "init", "-q", ".")
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const depth = 2000
+	for i := range depth {
+		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sub, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = sub
+		for name, text := range map[string]string{".gitignore": "*.log\n!keep.log\nbuild/\n", "f.txt": "", "x.log": "", "keep.log": ""} {
+			if i == depth-1 && name == ".gitignore" {
+				text = "f.txt\n"
+			}
+			f, err := unix.Openat(fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unix.Write(f, []byte(text))
+			unix.Close(f)
+		}
+	}
+	unix.Close(fd)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	count := map[string]int{}
+	Walk(ctx, r, nil, "", Options{}, func(e Entry) bool {
+		mu.Lock()
+		count[e.Name]++
+		mu.Unlock()
+		return true
+	})
+	if ctx.Err() != nil {
+		t.Fatalf("stopped by the limit: %v", ctx.Err())
+	}
+	if count["f.txt"] != depth-1 || count["keep.log"] != depth || count["x.log"] != 0 {
+		t.Fatalf("found %v", count)
 	}
 }
