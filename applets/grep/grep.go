@@ -51,6 +51,9 @@ type Args struct {
 	IgnoreCase bool    `json:"ignore_case,omitempty" flag:"--ignore-case" desc:"Match upper and lower case alike."`
 	Fixed      bool    `json:"fixed,omitempty" flag:"--fixed" desc:"Take pattern as a literal string, not a regular expression."`
 	Context    *int    `json:"context,omitempty" flag:"--context N" check:"min=0" desc:"Show this many lines before and after each match (at most 10)."`
+	Before     *int    `json:"before,omitempty" flag:"--before N" check:"min=0" desc:"Show this many lines before each match (at most 10), in place of context's."`
+	After      *int    `json:"after,omitempty" flag:"--after N" check:"min=0" desc:"Show this many lines after each match (at most 10), in place of context's."`
+	MaxCount   *int    `json:"max_count,omitempty" flag:"--max-count N" check:"min=1" desc:"Take at most this many matching lines from each file."`
 	Output     *string `json:"output,omitempty" flag:"--output MODE" usage:"lines (default), files or count" check:"oneof=lines files count" desc:"lines (default): the matching lines; files: the files that match; count: how many lines match in each file."`
 	Offset     *int    `json:"offset,omitempty" flag:"--offset N" check:"min=1" desc:"The first match (or file) to show, from 1, to go on after a page."`
 	Limit      *int    `json:"limit,omitempty" flag:"--limit N" check:"min=1" desc:"How many matches (or files) to show; default 200."`
@@ -171,8 +174,10 @@ type search struct {
 	a       Args
 	find    *finder
 	glob    string
-	notGlob bool // glob began with !: the files it does not match
-	context int
+	notGlob bool  // glob began with !: the files it does not match
+	before  int   // context lines before each match
+	after   int   // and after it
+	most    int64 // matching lines taken from a file; 0 for all
 	mode    string
 	display func(rel string) string
 
@@ -211,7 +216,16 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		}
 	}
 	if a.Context != nil {
-		s.context = min(*a.Context, MaxContext)
+		s.before, s.after = min(*a.Context, MaxContext), min(*a.Context, MaxContext)
+	}
+	if a.Before != nil {
+		s.before = min(*a.Before, MaxContext)
+	}
+	if a.After != nil {
+		s.after = min(*a.After, MaxContext)
+	}
+	if a.MaxCount != nil {
+		s.most = int64(*a.MaxCount)
 	}
 	offset, limit := 1, DefaultLimit
 	if a.Offset != nil {
@@ -363,18 +377,16 @@ func (s *search) scan(buf, lower []byte, display string) {
 		last = ls
 		n++
 		if s.mode != "lines" {
-			return true
+			return n != s.most
 		}
 		h := &hit{path: display, line: line, text: showLine(buf[ls:le], ms-ls, me-ls)}
-		if s.context > 0 {
-			h.before = linesBefore(buf, ls, line, s.context)
-			h.after = linesAfter(buf, le, line, s.context)
-		}
+		h.before = linesBefore(buf, ls, line, s.before)
+		h.after = linesAfter(buf, le, line, s.after)
 		// A file's hits past the first kept.n can never be shown.
 		if len(hits) < s.kept.n {
 			hits = append(hits, h)
 		}
-		return true
+		return n != s.most
 	})
 	if n == 0 {
 		return
@@ -496,7 +508,7 @@ func (s *search) result(offset, limit int, stats *walk.Stats) outcome.Outcome {
 		})
 		hits = page.Of(hits, offset, limit)
 		d.Shown = len(hits)
-		writeHits(&b, hits, s.context > 0)
+		writeHits(&b, hits, s.before > 0 || s.after > 0)
 	default:
 		total = int64(len(s.counts))
 		counts := page.Of(s.counts, offset, limit)
