@@ -292,8 +292,9 @@ func dupFD(f *os.File) (int, error) {
 	return dup, derr
 }
 
-// maxIgnoreFile bounds an ignore file read: a larger one is not one.
-const maxIgnoreFile = 1 << 20
+// maxIgnoreFile bounds an ignore file read: a larger one is not one. git
+// reads any size; generated ignore files of a few MiB are real.
+const maxIgnoreFile = 16 << 20
 
 // readSmall reads a regular file of the directory dir, if it is one and
 // small.

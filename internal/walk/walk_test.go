@@ -201,6 +201,8 @@ func TestIgnoreFile(t *testing.T) {
 	for name, text := range map[string]string{
 		".gitignore": "*.log\n", ".ignore": "!keep.log\nsecret\n", "a.log": "", "keep.log": "", "secret": "", "plain": "",
 		".hidden": "", ".git/config": "", "sub/.gitignore": "/plain\n", "sub/plain": "", "sub/x.log": "",
+		// Over 1 MiB, as generated ignore files are: still read.
+		"big/.gitignore": strings.Repeat("# padding\n", 150000) + "gone\n", "big/gone": "",
 	} {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -215,9 +217,9 @@ func TestIgnoreFile(t *testing.T) {
 		want []string
 	}{
 		{Options{}, []string{"keep.log", "plain"}},
-		{Options{Hidden: true}, []string{".gitignore", ".hidden", ".ignore", "keep.log", "plain", "sub/.gitignore"}},
-		{Options{NoIgnore: true}, []string{"a.log", "keep.log", "plain", "secret", "sub/plain", "sub/x.log"}},
-		{Options{NoIgnore: true, Hidden: true}, []string{".git/config", ".gitignore", ".hidden", ".ignore", "a.log", "keep.log", "plain", "secret", "sub/.gitignore", "sub/plain", "sub/x.log"}},
+		{Options{Hidden: true}, []string{".gitignore", ".hidden", ".ignore", "big/.gitignore", "keep.log", "plain", "sub/.gitignore"}},
+		{Options{NoIgnore: true}, []string{"a.log", "big/gone", "keep.log", "plain", "secret", "sub/plain", "sub/x.log"}},
+		{Options{NoIgnore: true, Hidden: true}, []string{".git/config", ".gitignore", ".hidden", ".ignore", "a.log", "big/.gitignore", "big/gone", "keep.log", "plain", "secret", "sub/.gitignore", "sub/plain", "sub/x.log"}},
 	} {
 		if got := files(t, dir, tc.o); !slices.Equal(got, tc.want) {
 			t.Errorf("%+v: %q, want %q", tc.o, got, tc.want)
