@@ -168,7 +168,7 @@ func reference(limit int, text []byte) (head, tail []byte, failures []Failure) {
 	if len(text) <= limit {
 		return text, nil, nil
 	}
-	half := (max(limit, 16) - Room(max(limit, 16))) / 2
+	half := (limit - Room(limit)) / 2
 	h := bytes.LastIndexByte(text[:half], '\n') + 1
 	if h == 0 {
 		h = runeStart(text, half)
@@ -222,6 +222,7 @@ func asciiOnly(b []byte) []byte {
 func check(t *testing.T, limit int, text []byte, chunks ...int) {
 	t.Helper()
 	r := cutAll(limit, text, chunks...)
+	limit = max(limit, 16) // New's least limit
 	head, tail, failures := reference(limit, text)
 	if r.TotalBytes != int64(len(text)) {
 		t.Fatalf("TotalBytes %d, want %d", r.TotalBytes, len(text))
@@ -242,7 +243,7 @@ func check(t *testing.T, limit int, text []byte, chunks ...int) {
 	if string(r.Head) != string(head) || string(r.Tail) != string(tail) {
 		t.Fatalf("limit %d, %q:\nhead %q tail %q\nwant %q and %q", limit, text, r.Head, r.Tail, head, tail)
 	}
-	if l := max(limit, 16); len(r.Head)+len(r.Tail) > l-Room(l) {
+	if len(r.Head)+len(r.Tail) > limit-Room(limit) {
 		t.Fatalf("kept %d bytes, limit %d", len(r.Head)+len(r.Tail), limit)
 	}
 	if int64(len(r.Head))+r.MidBytes+int64(len(r.Tail)) != r.TotalBytes {
