@@ -16,7 +16,8 @@
 //
 // output "files" lists the files that match, "count" each one's count.
 // Binary files (read's rule), files over 10 MiB, FIFOs and devices are
-// skipped and counted; symbolic links are not followed. The files are
+// skipped and counted; the links a walk meets are not followed (a file
+// named as the path is, inside the root). The files are
 // searched by one goroutine per core.
 package grep
 
