@@ -61,7 +61,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if err != nil {
 		return outcome.Failure("cannot start /bin/sh: %s", startError(err))
 	}
-	defer j.close()
+	defer j.Close()
 
 	out := newOutput(h)
 	r := run{job: j, h: h, out: out, timeout: timeout, idle: idle, command: command}
@@ -218,7 +218,7 @@ func timerC(t *time.Timer) <-chan time.Time {
 }
 
 func (r *run) loop(parent context.Context) {
-	rd := startReader(r.job.out, r.out)
+	rd := startReader(r.job.Out, r.out)
 	defer func() { <-rd.done }() // the output is finished only once the reader is
 
 	// The call's stop reasons are one context's causes: the caller's own
@@ -253,7 +253,7 @@ func (r *run) loop(parent context.Context) {
 		stopTimer(&linger)
 		go func() { stopped <- stop() }()
 	}
-	stopTree := func() proc.StopResult { return r.tree.Stop(r.h.Limits.Grace) }
+	stopTree := func() proc.StopResult { return r.Tree.Stop(r.h.Limits.Grace) }
 	eof := false
 	done := func() bool { return eof && r.state != nil && !waitStop }
 
@@ -271,7 +271,7 @@ func (r *run) loop(parent context.Context) {
 		case <-readerDone:
 			eof = true
 
-		case st := <-r.exited:
+		case st := <-r.Exited:
 			r.state = st
 			deadline.Stop()
 			stopTimer(&idle)
@@ -294,7 +294,7 @@ func (r *run) loop(parent context.Context) {
 			if stopping {
 				// A second signal: no more grace.
 				r.again = unix.SignalName(sig.(syscall.Signal))
-				go r.tree.Kill()
+				go r.Tree.Kill()
 			}
 
 		case res := <-stopped:
@@ -331,11 +331,11 @@ func (r *run) loop(parent context.Context) {
 // command ended: it hands the pipe to a job's keeper and reports true (the call is
 // over), or it starts stopping them and reports false (read on to the end).
 func (r *run) background(rd **reader, beginStop func(func() proc.StopResult)) bool {
-	holders := proc.HoldersOf(r.tree.Members(), r.pipeID)
+	holders := proc.HoldersOf(r.Tree.Members(), r.pipeID)
 	r.bg.count = len(holders)
 	r.bg.unknown = len(holders) == 0
 	stopHolders := func() proc.StopResult {
-		res := r.tree.StopOnly(func(members []int) []int { return proc.HoldersOf(members, r.pipeID) }, r.h.Limits.Grace)
+		res := r.Tree.StopOnly(func(members []int) []int { return proc.HoldersOf(members, r.pipeID) }, r.h.Limits.Grace)
 		r.bg.killed = res.Killed
 		return res
 	}
@@ -346,11 +346,11 @@ func (r *run) background(rd **reader, beginStop func(func() proc.StopResult)) bo
 	}
 	(*rd).stop()
 	spec := jobs.Spec{Command: r.command, Adopted: true, Pids: holders, Lifetime: jobs.Duration(r.h.JobLifetime), Grace: jobs.Duration(r.h.Limits.Grace)}
-	j, err := jobs.Start(spec, os.Environ(), r.job.out)
+	j, err := jobs.Start(spec, os.Environ(), r.job.Out)
 	if err != nil {
 		r.bg.jobErr = err.Error()
 		r.bg.stopped = true
-		*rd = startReader(r.job.out, r.out)
+		*rd = startReader(r.job.Out, r.out)
 		beginStop(stopHolders)
 		return false
 	}

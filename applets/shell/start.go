@@ -3,15 +3,10 @@ package shell
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
@@ -83,90 +78,18 @@ func environ(extra map[string]string) []string {
 }
 
 // job is a started command: its process, its output pipe, its tree.
+// job is a command shell started, and its output pipe's identity (which
+// processes hold the pipe is how a background process is told apart).
 type job struct {
-	cmd    *exec.Cmd
-	out    *os.File // the read end of the output pipe
+	*proc.Running
 	pipeID string
-	stdin  *os.File // the write end of the stdin pipe, if any
-	script *proc.Script
-	tree   *proc.Tree
-	exited chan *os.ProcessState
 }
-
-// pipeSize is asked for the output pipe: fewer, larger writes and reads.
-const pipeSize = 1 << 20
 
 func start(a Args, dir string) (*job, error) {
-	if err := proc.BecomeSubreaper(); err != nil {
-		return nil, fmt.Errorf("cannot become a subreaper: %w", err)
-	}
-	pr, pw, err := os.Pipe()
+	r, err := proc.Launch(proc.Spec{Script: a.Command, Dir: dir, Env: environ(a.Env), Stdin: a.Stdin})
 	if err != nil {
 		return nil, err
 	}
-	if rc, err := pw.SyscallConn(); err == nil {
-		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
-	}
-	cmd, script, err := proc.ShellCommand(a.Command)
-	if err != nil {
-		pr.Close()
-		pw.Close()
-		return nil, err
-	}
-	cmd.Dir = dir
-	cmd.Env = environ(a.Env)
-	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var sr, sw *os.File
-	if a.Stdin != nil {
-		sr, sw, err = os.Pipe()
-	} else {
-		sr, err = proc.Nothing()
-	}
-	if err != nil {
-		pr.Close()
-		pw.Close()
-		return nil, err
-	}
-	cmd.Stdin = sr
-	err = proc.Start(cmd)
-	pw.Close() // or EOF never comes
-	sr.Close()
-
-	if err != nil {
-		pr.Close()
-		if sw != nil {
-			sw.Close()
-		}
-		return nil, err
-	}
-	if sw != nil {
-		// A command that never reads its input must not hold anything up:
-		// the write fails with EPIPE once it is gone, or when close closes sw.
-		go func() {
-			_, _ = io.WriteString(sw, *a.Stdin)
-			sw.Close()
-		}()
-	}
-	id, _ := proc.PipeID(pr)
-	j := &job{
-		cmd: cmd, out: pr, pipeID: id, stdin: sw, script: script,
-		tree:   &proc.Tree{Leader: cmd.Process.Pid},
-		exited: make(chan *os.ProcessState, 1),
-	}
-	go func() {
-		_ = cmd.Wait()
-		proc.Done(cmd)
-		j.tree.LeaderReaped()
-		j.exited <- cmd.ProcessState
-	}()
-	return j, nil
-}
-
-func (j *job) close() {
-	j.out.Close()
-	if j.stdin != nil {
-		j.stdin.Close()
-	}
-	j.script.Close()
+	id, _ := proc.PipeID(r.Out)
+	return &job{Running: r, pipeID: id}, nil
 }

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/proc"
@@ -46,10 +44,10 @@ type keeper struct {
 	total   atomic.Int64 // bytes the job wrote
 	logFull atomic.Bool
 
-	out   *os.File // the output pipe, or the terminal's master
-	input *os.File // the command's stdin pipe, or the master; nil for an adopted job
-	tree  *proc.Tree
-	cmd   *exec.Cmd
+	running *proc.Running // the command; nil for an adopted job
+	out     *os.File      // the output pipe, or the terminal's master
+	input   *os.File      // the command's stdin pipe, or the master; nil for an adopted job
+	tree    *proc.Tree
 }
 
 // Message is what a look sends a keeper through its FIFO, one JSON line
@@ -108,64 +106,28 @@ func (k *keeper) start() error {
 // terminal. Its environment is the keeper's own: the one the job was
 // started with.
 func (k *keeper) startCommand() error {
-	cmd, script, err := proc.ShellCommand(k.spec.Command)
+	spec := proc.Spec{Script: k.spec.Command, Dir: k.spec.Cwd, Input: true, TTY: k.spec.TTY, Rows: DefaultRows, Cols: DefaultCols}
+	if k.spec.Rows > 0 {
+		spec.Rows = uint16(min(k.spec.Rows, MaxRows))
+	}
+	if k.spec.Cols > 0 {
+		spec.Cols = uint16(min(k.spec.Cols, MaxCols))
+	}
+	r, err := proc.Launch(spec)
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot start /bin/sh: %w", err)
 	}
-	defer script.Close()
-	cmd.Dir = k.spec.Cwd
+	k.running, k.out, k.input, k.tree = r, r.Out, r.In, r.Tree
 	if k.spec.TTY {
-		master, tty, err := pty.Open()
-		if err != nil {
-			return fmt.Errorf("cannot open a terminal: %w", err)
-		}
-		defer tty.Close()
-		size := &pty.Winsize{Rows: DefaultRows, Cols: DefaultCols}
-		if k.spec.Rows > 0 {
-			size.Rows = uint16(min(k.spec.Rows, MaxRows))
-		}
-		if k.spec.Cols > 0 {
-			size.Cols = uint16(min(k.spec.Cols, MaxCols))
-		}
-		_ = pty.Setsize(master, size)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-		if err := proc.Start(cmd); err != nil {
-			master.Close()
-			return fmt.Errorf("cannot start /bin/sh: %w", err)
-		}
-		k.out, k.input, k.status.Input = master, master, tty.Name()
+		k.status.Input = r.Terminal
 	} else {
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			return err
-		}
-		sr, sw, err := os.Pipe()
-		if err != nil {
-			pr.Close()
-			pw.Close()
-			return err
-		}
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = sr, pw, pw
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		err = proc.Start(cmd)
-		pw.Close() // or EOF never comes
-		sr.Close()
-		if err != nil {
-			pr.Close()
-			sw.Close()
-			return fmt.Errorf("cannot start /bin/sh: %w", err)
-		}
-		k.out, k.input = pr, sw
-		k.status.Input, _ = proc.PipeID(sw)
-		k.status.Pipe, _ = proc.PipeID(pr)
+		k.status.Input, _ = proc.PipeID(r.In)
+		k.status.Pipe, _ = proc.PipeID(r.Out)
 	}
-	k.status.Leader = cmd.Process.Pid
-	if info, ok := proc.Lookup(cmd.Process.Pid); ok {
+	k.status.Leader = r.Cmd.Process.Pid
+	if info, ok := proc.Lookup(r.Cmd.Process.Pid); ok {
 		k.status.LeaderStart = info.Start
 	}
-	k.tree = &proc.Tree{Leader: cmd.Process.Pid}
-	k.cmd = cmd
 	return nil
 }
 
@@ -175,15 +137,9 @@ func (k *keeper) run() {
 	outDone := make(chan struct{})
 	go k.copyOutput(outDone)
 
-	exited := make(chan syscall.WaitStatus, 1)
-	if k.cmd != nil {
-		go func() {
-			_ = k.cmd.Wait()
-			proc.Done(k.cmd)
-			k.tree.LeaderReaped()
-			ws, _ := k.cmd.ProcessState.Sys().(syscall.WaitStatus)
-			exited <- ws
-		}()
+	var exited <-chan *os.ProcessState // nil, never ready, for an adopted job
+	if k.running != nil {
+		exited = k.running.Exited
 	}
 
 	if k.input != nil {
@@ -214,12 +170,13 @@ func (k *keeper) run() {
 		go func() { stopped <- k.stopAll() }()
 	}
 	gotStopped := false
-	leaderDone := k.cmd == nil
+	leaderDone := k.running == nil
 	outputDone := false
 	for !(leaderDone && outputDone) {
 		select {
-		case ws := <-exited:
+		case st := <-exited:
 			leaderDone = true
+			ws, _ := st.Sys().(syscall.WaitStatus)
 			w := uint32(ws)
 			k.status.Wait, k.status.Exited = &w, time.Now()
 			if k.spec.SessionFile != "" {
@@ -255,7 +212,11 @@ func (k *keeper) run() {
 		res := <-stopped
 		k.status.Killed, k.status.Left = res.Killed, res.Left
 	}
-	k.out.Close()
+	if k.running != nil {
+		k.running.Close()
+	} else {
+		k.out.Close()
+	}
 	k.log.Close()
 	os.Remove(filepath.Join(k.dir, "in"))
 	k.status.State, k.status.Ended, k.status.OutputBytes = Ended, time.Now(), k.total.Load()

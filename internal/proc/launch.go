@@ -1,0 +1,143 @@
+package proc
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// Spec is a command to start: a /bin/sh -c script, in a session of its own.
+// shell's calls and the job keepers start every command through Launch.
+type Spec struct {
+	Script string
+	Dir    string
+	Env    []string // nil: this process's environment
+	// The command's input: Stdin's text, written and then ended; with
+	// Input, a pipe kept open for more (Running.In); neither: /dev/null.
+	Stdin *string
+	Input bool
+	// TTY runs it on a new terminal of Rows×Cols, for its input and its
+	// output: Running.In and Running.Out are then the terminal's master.
+	TTY        bool
+	Rows, Cols uint16
+}
+
+// Running is a command Launch started.
+type Running struct {
+	Cmd  *exec.Cmd
+	Out  *os.File // its output, stdout and stderr together, as they were written
+	In   *os.File // its input, with Spec.Input or TTY; nil otherwise
+	Tree *Tree    // its process tree, led by /bin/sh
+	// Terminal is the terminal's path, with Spec.TTY.
+	Terminal string
+	// Exited gets how /bin/sh ended, once its status is collected.
+	Exited <-chan *os.ProcessState
+
+	script *Script
+	feed   *os.File // the input Spec.Stdin's text is written to
+}
+
+// pipeSize is asked for an output pipe: fewer, larger writes and reads.
+const pipeSize = 1 << 20
+
+// Launch starts a command as s says, as a child of this process, which it
+// makes a subreaper so that the command's tree stays its own to stop.
+func Launch(s Spec) (*Running, error) {
+	if err := BecomeSubreaper(); err != nil {
+		return nil, fmt.Errorf("cannot become a subreaper: %w", err)
+	}
+	cmd, script, err := ShellCommand(s.Script)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Dir, cmd.Env = s.Dir, s.Env
+	r := &Running{Cmd: cmd, script: script}
+	var theirs []*os.File // the command's ends, closed here once it has them
+	closeAll := func() {
+		for _, f := range theirs {
+			f.Close()
+		}
+	}
+	if s.TTY {
+		master, tty, err := pty.Open()
+		if err != nil {
+			script.Close()
+			return nil, fmt.Errorf("cannot open a terminal: %w", err)
+		}
+		_ = pty.Setsize(master, &pty.Winsize{Rows: s.Rows, Cols: s.Cols})
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		r.Out, r.In, r.Terminal, theirs = master, master, tty.Name(), []*os.File{tty}
+	} else {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			script.Close()
+			return nil, err
+		}
+		if rc, err := pw.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
+		}
+		r.Out, theirs = pr, []*os.File{pw}
+		var sr *os.File
+		if s.Input || s.Stdin != nil {
+			sr, r.In, err = os.Pipe()
+		} else {
+			sr, err = Nothing()
+		}
+		if err != nil {
+			closeAll()
+			r.Close()
+			return nil, err
+		}
+		theirs = append(theirs, sr)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = sr, pw, pw
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
+	err = Start(cmd)
+	closeAll() // or the end of the output never comes
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	if s.Stdin != nil && !s.Input && !s.TTY {
+		// A command that never reads its input must not hold anything up:
+		// the write fails with EPIPE once it is gone, or when Close
+		// closes the pipe.
+		r.feed, r.In = r.In, nil
+		go func() {
+			_, _ = io.WriteString(r.feed, *s.Stdin)
+			r.feed.Close()
+		}()
+	}
+	r.Tree = &Tree{Leader: cmd.Process.Pid}
+	exited := make(chan *os.ProcessState, 1)
+	r.Exited = exited
+	go func() {
+		_ = cmd.Wait()
+		Done(cmd)
+		r.Tree.LeaderReaped()
+		exited <- cmd.ProcessState
+	}()
+	return r, nil
+}
+
+// Close closes what Launch opened for the command: its output, its input,
+// and the file of a script too long to be an argument. Call it once the
+// command has ended and its output is read.
+func (r *Running) Close() {
+	if r.Out != nil {
+		r.Out.Close()
+	}
+	if r.In != nil && r.In != r.Out {
+		r.In.Close()
+	}
+	if r.feed != nil {
+		r.feed.Close()
+	}
+	r.script.Close()
+}
