@@ -11,8 +11,9 @@ version=$(git -C "$here" describe --tags --always --dirty 2>/dev/null || echo de
 # Static, reproducible, stripped: runs in an image with nothing but /bin/sh.
 (cd "$here" && CGO_ENABLED=0 go build -tags urfave_cli_no_docs -trimpath -ldflags "-s -w -X main.version=0.1.0+$version" -o "$bin/toolkit.new" .)
 mv -f "$bin/toolkit.new" "$bin/toolkit"
-for applet in shell read write edit patch job grep glob; do
-	ln -sf toolkit "$bin/toolkit-$applet"
+# The links' names come from the binary: one per applet, and apply_patch.
+links=$("$bin/toolkit" links)
+for link in $links; do
+	ln -sf toolkit "$bin/$link"
 done
-ln -sf toolkit "$bin/apply_patch"
-echo "installed $bin/toolkit and its links toolkit-shell, toolkit-read, toolkit-write, toolkit-edit, toolkit-patch, toolkit-job, toolkit-grep, toolkit-glob, apply_patch"
+echo "installed $bin/toolkit and its links" $links

@@ -6,6 +6,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,13 +93,30 @@ func dispatch(argv []string) []string {
 	return append([]string{"toolkit"}, argv[1:]...)
 }
 
+// links are the names a link to toolkit may have to run an applet:
+// toolkit-NAME for each, and each alias.
+func links() []string {
+	var names []string
+	for _, t := range applets.All() {
+		names = append(names, "toolkit-"+t.Name)
+		names = append(names, t.Aliases...)
+	}
+	return names
+}
+
 func newApp() *cli.App {
 	var cmds []*cli.Command
 	for _, t := range applets.All() {
 		cmds = append(cmds, t.Command())
 	}
 	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
-	cmds = append(cmds, call.Command(), schema.Command(), mcp.Command(version))
+	cmds = append(cmds, call.Command(), schema.Command(), mcp.Command(version), &cli.Command{
+		Name: "links", Hidden: true, Usage: "list the names of toolkit's links, one a line (install.sh makes them)",
+		Action: func(c *cli.Context) error {
+			_, err := fmt.Fprintln(c.App.Writer, strings.Join(links(), "\n"))
+			return err
+		},
+	})
 	return &cli.App{
 		Name:                      "toolkit",
 		HelpName:                  "toolkit",

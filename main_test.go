@@ -29,20 +29,11 @@ func TestMain(m *testing.M) {
 		// every toolkit in a script would.
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
-	testscript.Main(m, map[string]func(){
-		"toolkit":       main,
-		"toolkit-shell": main,
-		"toolkit-read":  main,
-		"toolkit-write": main,
-		"toolkit-edit":  main,
-		"toolkit-patch": main,
-		"toolkit-job":   main,
-		"toolkit-grep":  main,
-		"toolkit-glob":  main,
-		"apply_patch":   main,
-		"test-server":   testServer,
-		"test-client":   testClient,
-	})
+	cmds := map[string]func(){"toolkit": main, "test-server": testServer, "test-client": testClient}
+	for _, name := range links() {
+		cmds[name] = main
+	}
+	testscript.Main(m, cmds)
 }
 
 func TestScript(t *testing.T) {

@@ -24,7 +24,8 @@ import (
 	"toolkit/internal/outcome"
 )
 
-// Tool is one applet as hosts and models see it.
+// Tool is one applet as hosts and models see it: what its declaration
+// (cmdline.Applet) says, with its input's and its details' types.
 type Tool struct {
 	Name        string
 	Description string
@@ -34,66 +35,26 @@ type Tool struct {
 	// Command is the applet's command line.
 	Command func() *cli.Command
 	// Call decodes a JSON input strictly and runs the applet in this process.
-	Call func(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome
-	// Aliases are other names its link may have (apply_patch).
-	Aliases []string
-	// FlagsAfterArgs says its command line takes flags after its arguments
-	// (edit PATH --old TEXT --new TEXT).
+	Call           func(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome
+	Aliases        []string
 	FlagsAfterArgs bool
-	// ModelFlags are the host settings toolkit mcp and toolkit call take
-	// for this tool, with the defaults they give them: a model's context is
-	// smaller than a person's terminal.
-	ModelFlags []cli.Flag
-	// Child says that toolkit mcp runs each call as a child toolkit: the
-	// tools that start processes, so that a call that crashes or leaves
-	// processes behind cannot take the server with it, and its process tree
-	// is simply every descendant of that child.
-	Child bool
+	ModelFlags     []cli.Flag
+	Child          bool
 }
 
-// Hints say what a tool may do to the world, for hosts that ask before
-// running one (MCP's annotations).
-type Hints struct {
-	ReadOnly    bool `json:"read_only"`
-	Idempotent  bool `json:"idempotent"`
-	Destructive bool `json:"destructive"`
-	OpenWorld   bool `json:"open_world"`
-}
+// Hints are cmdline's.
+type Hints = cmdline.Hints
 
-func tool[A, D any](ap cmdline.Applet[A], _ D, description string, hints Hints, child bool) Tool {
+func tool[A any](ap cmdline.Applet[A]) Tool {
 	return Tool{
-		Name: ap.Name, Description: description, Args: reflect.TypeFor[A](), Details: reflect.TypeFor[D](), Hints: hints,
-		Command: ap.Command, Call: ap.Call, Child: child,
+		Name: ap.Name, Description: ap.Description, Args: reflect.TypeFor[A](), Details: reflect.TypeOf(ap.Details), Hints: ap.Hints,
+		Command: ap.Command, Call: ap.Call, Aliases: ap.Aliases, FlagsAfterArgs: ap.FlagsAfterArgs, ModelFlags: ap.ModelFlags, Child: ap.Child,
 	}
-}
-
-func withAliases(t Tool, names ...string) Tool {
-	t.Aliases = names
-	return t
-}
-
-func withModelFlags(t Tool, flags []cli.Flag) Tool {
-	t.ModelFlags = flags
-	return t
-}
-
-func withFlagsAfterArgs(t Tool) Tool {
-	t.FlagsAfterArgs = true
-	return t
 }
 
 // All returns the tools, in the order hosts list them.
 func All() []Tool {
-	return []Tool{
-		withFlagsAfterArgs(tool(edit.Applet, edit.Details{}, edit.Description, Hints{Destructive: true}, false)),
-		withFlagsAfterArgs(tool(glob.Applet, glob.Details{}, glob.Description, Hints{ReadOnly: true, Idempotent: true}, false)),
-		withFlagsAfterArgs(tool(grep.Applet, grep.Details{}, grep.Description, Hints{ReadOnly: true, Idempotent: true}, false)),
-		withFlagsAfterArgs(tool(job.Applet, job.Details{}, job.Description, Hints{Destructive: true, OpenWorld: true}, false)),
-		withAliases(tool(patch.Applet, patch.Details{}, patch.Description, Hints{Destructive: true}, false), "apply_patch"),
-		withModelFlags(tool(read.Applet, read.Details{}, read.Description, Hints{ReadOnly: true, Idempotent: true}, false), read.HostFlags(read.MCPMaxText)),
-		withModelFlags(tool(shell.Applet, shell.Details{}, shell.Description, Hints{Destructive: true, OpenWorld: true}, true), shell.HostFlags(shell.MCPMaxOutput)),
-		tool(write.Applet, write.Details{}, write.Description, Hints{Idempotent: true, Destructive: true}, false),
-	}
+	return []Tool{tool(edit.Applet), tool(glob.Applet), tool(grep.Applet), tool(job.Applet), tool(patch.Applet), tool(read.Applet), tool(shell.Applet), tool(write.Applet)}
 }
 
 // ModelFlags are every tool's ModelFlags, for toolkit mcp and toolkit call.

@@ -95,10 +95,14 @@ const usage = "toolkit edit [flags] PATH --old TEXT --new TEXT [--all]"
 
 // Applet is edit's command line and in-process call.
 var Applet = cmdline.Applet[Args]{
-	Name:     "edit",
-	Usage:    "change part of a file: replace the text quoted, all edits or none",
-	Synopsis: usage,
-	Example:  `{"path":"main.go","edits":[{"old_text":"x := 1","new_text":"x := 2"}]}`,
+	Name:           "edit",
+	Usage:          "change part of a file: replace the text quoted, all edits or none",
+	Synopsis:       usage,
+	Example:        `{"path":"main.go","edits":[{"old_text":"x := 1","new_text":"x := 2"}]}`,
+	Description:    Description,
+	Details:        Details{},
+	Hints:          cmdline.Hints{Destructive: true},
+	FlagsAfterArgs: true,
 	Flags: []cli.Flag{
 		cmdline.TextsFlag("old", "the `TEXT` to replace (repeatable, each with its --new)"),
 		cmdline.TextsFlag("new", "the `TEXT` to put in its place"),

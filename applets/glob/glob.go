@@ -73,10 +73,14 @@ type SkipDetails struct {
 
 // Applet is glob's command line and in-process call.
 var Applet = cmdline.Applet[Args]{
-	Name:     "glob",
-	Usage:    "list the files whose paths match a pattern, as git sees the tree",
-	Synopsis: "toolkit glob [flags] PATTERN [PATH]",
-	Example:  `{"pattern":"**/*_test.go"}`,
+	Name:           "glob",
+	Usage:          "list the files whose paths match a pattern, as git sees the tree",
+	Synopsis:       "toolkit glob [flags] PATTERN [PATH]",
+	Example:        `{"pattern":"**/*_test.go"}`,
+	Description:    Description,
+	Details:        Details{},
+	Hints:          cmdline.Hints{ReadOnly: true, Idempotent: true},
+	FlagsAfterArgs: true,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host.Root = h.Root
 		return Run(ctx, *a)

@@ -103,10 +103,14 @@ type SkipDetails struct {
 
 // Applet is grep's command line and in-process call.
 var Applet = cmdline.Applet[Args]{
-	Name:     "grep",
-	Usage:    "search the files under a directory for a pattern, as git sees the tree",
-	Synopsis: "toolkit grep [flags] PATTERN [PATH]",
-	Example:  `{"pattern":"func main","glob":"*.go"}`,
+	Name:           "grep",
+	Usage:          "search the files under a directory for a pattern, as git sees the tree",
+	Synopsis:       "toolkit grep [flags] PATTERN [PATH]",
+	Example:        `{"pattern":"func main","glob":"*.go"}`,
+	Description:    Description,
+	Details:        Details{},
+	Hints:          cmdline.Hints{ReadOnly: true, Idempotent: true},
+	FlagsAfterArgs: true,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host.Root = h.Root
 		return Run(ctx, *a)

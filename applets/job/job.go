@@ -99,11 +99,15 @@ type Listed struct {
 
 // Applet is job's command line and in-process call.
 var Applet = cmdline.Applet[Args]{
-	Name:     "job",
-	Usage:    "follow, feed and stop the commands that outlive their shell call",
-	Synopsis: "toolkit job [ID] [flags]",
-	Example:  `{"id":"3f2a","wait_secs":5}`,
-	Bare:     true,
+	Name:           "job",
+	Usage:          "follow, feed and stop the commands that outlive their shell call",
+	Synopsis:       "toolkit job [ID] [flags]",
+	Example:        `{"id":"3f2a","wait_secs":5}`,
+	Description:    Description,
+	Details:        Details{},
+	Hints:          cmdline.Hints{Destructive: true, OpenWorld: true},
+	FlagsAfterArgs: true,
+	Bare:           true,
 	Flags: []cli.Flag{
 		&cli.IntFlag{Name: "max-output", Value: 1 << 20, EnvVars: []string{"TOOLKIT_MAX_OUTPUT"}, Usage: "cut the text to about `BYTES`, as shell does; the most a call's max_output may ask"},
 		&cli.BoolFlag{Name: "raw", EnvVars: []string{"TOOLKIT_RAW"}, Usage: "keep terminal escapes and carriage returns"},

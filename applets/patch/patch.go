@@ -91,12 +91,16 @@ const usage = "toolkit patch [flags] [PATCH-FILE | PATCH] (or the patch on stdin
 
 // Applet is patch's command line and in-process call.
 var Applet = cmdline.Applet[Args]{
-	Name:     "patch",
-	Usage:    "apply a patch (unified diff or *** Begin Patch) to many files, all or none",
-	Synopsis: usage,
-	Example:  `{"patch":"*** Begin Patch\n*** Update File: a.txt\n@@\n-old\n+new\n*** End Patch\n"}`,
-	Stdin:    rawPatch,
-	Person:   fromArgs,
+	Name:        "patch",
+	Usage:       "apply a patch (unified diff or *** Begin Patch) to many files, all or none",
+	Synopsis:    usage,
+	Example:     `{"patch":"*** Begin Patch\n*** Update File: a.txt\n@@\n-old\n+new\n*** End Patch\n"}`,
+	Description: Description,
+	Details:     Details{},
+	Hints:       cmdline.Hints{Destructive: true},
+	Aliases:     []string{"apply_patch"},
+	Stdin:       rawPatch,
+	Person:      fromArgs,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{Root: h.Root}
 		o := Run(ctx, *a)

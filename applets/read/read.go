@@ -97,11 +97,15 @@ const (
 
 // Applet is read's command line and in-process call.
 var Applet = cmdline.Applet[Args]{
-	Name:     "read",
-	Usage:    "show a text file as numbered lines (or a directory's entries)",
-	Synopsis: "toolkit read [flags] PATH",
-	Example:  `{"path":"main.go","offset":10,"limit":20}`,
-	Flags:    HostFlags(MaxText),
+	Name:        "read",
+	Usage:       "show a text file as numbered lines (or a directory's entries)",
+	Synopsis:    "toolkit read [flags] PATH",
+	Example:     `{"path":"main.go","offset":10,"limit":20}`,
+	Description: Description,
+	Details:     Details{},
+	Hints:       cmdline.Hints{ReadOnly: true, Idempotent: true},
+	ModelFlags:  HostFlags(MCPMaxText),
+	Flags:       HostFlags(MaxText),
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{Root: h.Root}
 		if h.Settings != nil {

@@ -194,11 +194,15 @@ type CutDetails struct {
 
 // Applet is shell's command line and in-process call.
 var Applet = cmdline.Applet[Args]{
-	Name:     "shell",
-	Usage:    "run a command under /bin/sh -c and show its output and how it ended",
-	Synopsis: "toolkit shell [flags] COMMAND...",
-	Example:  `{"command":"make test"}`,
-	Flags:    append(HostFlags(DefaultMaxOutput), hostFlags()...),
+	Name:        "shell",
+	Usage:       "run a command under /bin/sh -c and show its output and how it ended",
+	Synopsis:    "toolkit shell [flags] COMMAND...",
+	Example:     `{"command":"make test"}`,
+	Description: Description,
+	Details:     Details{},
+	Hints:       cmdline.Hints{Destructive: true, OpenWorld: true},
+	ModelFlags:  HostFlags(MCPMaxOutput), Child: true,
+	Flags: append(HostFlags(DefaultMaxOutput), hostFlags()...),
 	Person: func(_ *cli.Context, a *Args) error {
 		if a.Cwd == "" && a.Session == nil {
 			a.Cwd = "." // person mode runs where the person is, unless in a session

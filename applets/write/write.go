@@ -85,11 +85,14 @@ const usage = "toolkit write [flags] PATH < content"
 
 // Applet is write's command line and in-process call.
 var Applet = cmdline.Applet[Args]{
-	Name:     "write",
-	Usage:    "replace a file's whole content, or create it, atomically",
-	Synopsis: usage,
-	Example:  `{"path":"notes.txt","content":"hello\n"}`,
-	Person:   fromStdin,
+	Name:        "write",
+	Usage:       "replace a file's whole content, or create it, atomically",
+	Synopsis:    usage,
+	Example:     `{"path":"notes.txt","content":"hello\n"}`,
+	Description: Description,
+	Details:     Details{},
+	Hints:       cmdline.Hints{Idempotent: true, Destructive: true},
+	Person:      fromStdin,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host.Root, a.Host.Hash = h.Root, h.Details
 		return Run(ctx, *a)

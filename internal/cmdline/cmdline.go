@@ -81,6 +81,32 @@ type Applet[A any] struct {
 	Bare bool
 	// Run carries out one call.
 	Run func(ctx context.Context, a *A, h Host) outcome.Outcome
+
+	// What hosts and models are told of it.
+	Description string // written for the model
+	Details     any    // a zero value of its Details: what --json adds to ok and text
+	Hints       Hints
+	Aliases     []string // other names its link may have (apply_patch)
+	// FlagsAfterArgs says its command line takes flags after its arguments
+	// (edit PATH --old TEXT --new TEXT).
+	FlagsAfterArgs bool
+	// ModelFlags are the host settings toolkit mcp and toolkit call take
+	// for it, with the defaults they give them: a model's context is
+	// smaller than a person's terminal.
+	ModelFlags []cli.Flag
+	// Child says that toolkit mcp runs each call as a child toolkit: the
+	// tools that start processes, so that a call that crashes or leaves
+	// processes behind cannot take the server with it.
+	Child bool
+}
+
+// Hints say what a tool may do to the world, for hosts that ask before
+// running one (MCP's annotations).
+type Hints struct {
+	ReadOnly    bool `json:"read_only"`
+	Idempotent  bool `json:"idempotent"`
+	Destructive bool `json:"destructive"`
+	OpenWorld   bool `json:"open_world"`
 }
 
 // Call decodes data, a call's JSON input, strictly into an A (a usage error
