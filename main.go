@@ -1,7 +1,11 @@
+//go:build linux
+
 // Command toolkit carries out a model's tool calls inside a sandbox: shell
 // runs a command, read shows a file, write replaces one. One static binary,
 // busybox-style: the applet is named by the first argument (toolkit shell …)
-// or by the link the binary is called through (toolkit-shell …).
+// or by the link the binary is called through (toolkit-shell …). It runs on
+// Linux only: /proc, prctl, subreapers and pseudo-terminals as Linux
+// has them (main_other.go says so elsewhere).
 package main
 
 import (
