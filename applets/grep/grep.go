@@ -49,6 +49,7 @@ type Args struct {
 	Pattern    string  `json:"pattern" flag:"PATTERN" check:"required,nonempty,nonul" desc:"What to find: a regular expression in Go's RE2 syntax (\\b, \\w, [a-z], (a|b), (?i) …; no backreferences or lookaround), or a literal with fixed. Each line is matched on its own."`
 	Path       *string `json:"path,omitempty" flag:"PATH" check:"nonempty,nonul" desc:"The directory (or file) to search. Default: the working directory (the root with --root); ~ is the home directory."`
 	Glob       *string `json:"glob,omitempty" flag:"--glob PATTERN" usage:"search only files whose name matches PATTERN (with a /: whose path does)" check:"nonempty,nonul" desc:"Search only the files whose name matches this glob (*.go, *.{ts,tsx}); one with a / matches the path from path (src/**/*.go)."`
+	Type       *string `json:"type,omitempty" flag:"--type NAME" usage:"search only files of this type, as ripgrep's --type (go, py, js, ts, rust, …)" check:"oneof=c cpp cs css dart docker elixir go h haskell html java js json kotlin lua make markdown md php protobuf py ruby rust scala sh sql swift toml ts txt xml yaml zig" desc:"Search only the files of this type, by their names as ripgrep's --type has them: go, py, js (also .jsx, .vue, .mjs), ts (also .tsx), rust, java, c, cpp, …"`
 	IgnoreCase bool    `json:"ignore_case,omitempty" flag:"--ignore-case" desc:"Match upper and lower case alike."`
 	Fixed      bool    `json:"fixed,omitempty" flag:"--fixed" desc:"Take pattern as a literal string, not a regular expression."`
 	Context    *int    `json:"context,omitempty" flag:"--context N" check:"min=0" desc:"Show this many lines before and after each match (at most 10)."`
@@ -179,10 +180,11 @@ type search struct {
 	a       Args
 	find    *finder
 	glob    string
-	notGlob bool  // glob began with !: the files it does not match
-	before  int   // context lines before each match
-	after   int   // and after it
-	most    int64 // matching lines taken from a file; 0 for all
+	notGlob bool   // glob began with !: the files it does not match
+	kind    string // the file type asked for, if any
+	before  int    // context lines before each match
+	after   int    // and after it
+	most    int64  // matching lines taken from a file; 0 for all
 	mode    string
 	display func(rel string) string
 
@@ -208,6 +210,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		return outcome.Misuse("input: pattern is not a regular expression: %s", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	s := &search{a: a, find: find, mode: mode}
+	if a.Type != nil {
+		s.kind = *a.Type
+	}
 	if a.Glob != nil {
 		s.glob, s.notGlob = *a.Glob, strings.HasPrefix(*a.Glob, "!")
 		if s.notGlob {
@@ -296,8 +301,11 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	return s.result(offset, limit, stats)
 }
 
-// wanted says whether a file passes the glob filter.
+// wanted says whether a file passes the type and glob filters.
 func (s *search) wanted(rel, name string) bool {
+	if s.kind != "" && !walk.OfType(s.kind, name) {
+		return false
+	}
 	if s.glob == "" {
 		return true
 	}

@@ -3,6 +3,8 @@ package grep
 import (
 	"context"
 	"fmt"
+	"maps"
+	"reflect"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 
 	"toolkit/internal/gittest"
 	"toolkit/internal/outcome"
+	"toolkit/internal/walk"
 )
 
 var words = []string{"alpha", "beta", "Gamma", "delta", "x1", "foo_bar", "a.b", "(paren)", "tab\there", "ÜBER", "über"}
@@ -221,5 +224,16 @@ func TestLinearPatterns(t *testing.T) {
 	o := Run(ctx, Args{Pattern: `[xw][^y]*[zq]`, Path: &dir})
 	if o.Kind != outcome.Done || !strings.Contains(o.Text, "[no matches in 1 file]") {
 		t.Fatalf("%+v", o)
+	}
+}
+
+// TestTypesDeclared: the type field's allowed values are the type table's
+// names, so that the schema lists every type and only those.
+func TestTypesDeclared(t *testing.T) {
+	f, _ := reflect.TypeFor[Args]().FieldByName("Type")
+	declared := strings.Fields(strings.TrimPrefix(f.Tag.Get("check"), "oneof="))
+	names := slices.Sorted(maps.Keys(walk.Types))
+	if !slices.Equal(declared, names) {
+		t.Fatalf("declared %q, the table has %q", declared, names)
 	}
 }
