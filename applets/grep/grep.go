@@ -46,12 +46,13 @@ import (
 
 // Args is the input of one grep call.
 type Args struct {
-	Pattern    string  `json:"pattern" flag:"PATTERN" check:"required,nonempty,nonul" desc:"What to find: a regular expression in Go's RE2 syntax (\\b, \\w, [a-z], (a|b), (?i) …; no backreferences or lookaround), or a literal with fixed. Each line is matched on its own."`
+	Pattern    string  `json:"pattern" flag:"PATTERN" check:"required,nonempty,nonul" desc:"What to find: a regular expression in Go's RE2 syntax (\\b, \\w, [a-z], (a|b), (?i) …; no backreferences or lookaround), or a literal with fixed. Each line is matched on its own, unless multiline."`
 	Path       *string `json:"path,omitempty" flag:"PATH" check:"nonempty,nonul" desc:"The directory (or file) to search. Default: the working directory (the root with --root); ~ is the home directory."`
 	Glob       *string `json:"glob,omitempty" flag:"--glob PATTERN" usage:"search only files whose name matches PATTERN (with a /: whose path does)" check:"nonempty,nonul" desc:"Search only the files whose name matches this glob (*.go, *.{ts,tsx}); one with a / matches the path from path (src/**/*.go)."`
 	Type       *string `json:"type,omitempty" flag:"--type NAME" usage:"search only files of this type, as ripgrep's --type (go, py, js, ts, rust, …)" check:"oneof=c cpp cs css dart docker elixir go h haskell html java js json kotlin lua make markdown md php protobuf py ruby rust scala sh sql swift toml ts txt xml yaml zig" desc:"Search only the files of this type, by their names as ripgrep's --type has them: go, py, js (also .jsx, .vue, .mjs), ts (also .tsx), rust, java, c, cpp, …"`
 	IgnoreCase bool    `json:"ignore_case,omitempty" flag:"--ignore-case" desc:"Match upper and lower case alike."`
 	Fixed      bool    `json:"fixed,omitempty" flag:"--fixed" desc:"Take pattern as a literal string, not a regular expression."`
+	Multiline  bool    `json:"multiline,omitempty" flag:"--multiline" desc:"Let a match span lines: . matches a line end too, \\n may be in the pattern (ripgrep's -U --multiline-dotall). Each line of a match is shown."`
 	Context    *int    `json:"context,omitempty" flag:"--context N" check:"min=0" desc:"Show this many lines before and after each match (at most 10)."`
 	Before     *int    `json:"before,omitempty" flag:"--before N" check:"min=0" desc:"Show this many lines before each match (at most 10), in place of context's."`
 	After      *int    `json:"after,omitempty" flag:"--after N" check:"min=0" desc:"Show this many lines after each match (at most 10), in place of context's."`
@@ -123,6 +124,7 @@ type hit struct {
 	path   string
 	line   int64
 	text   string
+	more   []ctxLine // the other lines of a match that spans lines
 	before []ctxLine
 	after  []ctxLine
 }
@@ -202,7 +204,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if a.Output != nil {
 		mode = *a.Output
 	}
-	find, err := newFinder(a.Pattern, a.Fixed, a.IgnoreCase)
+	find, err := newFinder(a.Pattern, a.Fixed, a.IgnoreCase, a.Multiline)
 	switch {
 	case errors.Is(err, errLineEnd):
 		return outcome.Misuse("input: pattern: %s", err)
@@ -392,9 +394,23 @@ func (s *search) scan(buf, lower []byte, display string) {
 		if s.mode != "lines" {
 			return n != s.most
 		}
-		h := &hit{path: display, line: line, text: showLine(buf[ls:le], ms-ls, me-ls)}
+		first := le // the end of the match's first line
+		if i := bytes.IndexByte(buf[ls:le], '\n'); i >= 0 {
+			first = ls + i
+		}
+		h := &hit{path: display, line: line, text: showLine(buf[ls:first], ms-ls, min(me, first)-ls)}
+		end := line // the match's last line
+		for start := first + 1; first < le && start <= le; {
+			stop := le
+			if i := bytes.IndexByte(buf[start:le], '\n'); i >= 0 {
+				stop = start + i
+			}
+			end++
+			h.more = append(h.more, ctxLine{end, showLine(buf[start:stop], -1, -1)})
+			start = stop + 1
+		}
 		h.before = linesBefore(buf, ls, line, s.before)
-		h.after = linesAfter(buf, le, line, s.after)
+		h.after = linesAfter(buf, le, end, s.after)
 		// A file's hits past the first kept.n can never be shown.
 		if len(hits) < s.kept.n {
 			hits = append(hits, h)
@@ -588,6 +604,12 @@ func writeHits(b *strings.Builder, hits []*hit, context bool) {
 		if h.line > printed {
 			fmt.Fprintf(b, "%s:%d:%s\n", h.path, h.line, h.text)
 			printed = h.line
+		}
+		for _, m := range h.more {
+			if m.line > printed {
+				fmt.Fprintf(b, "%s:%d:%s\n", h.path, m.line, m.text)
+				printed = m.line
+			}
 		}
 		for _, c := range h.after {
 			// A later match's line is shown as a match, not as context.

@@ -179,7 +179,7 @@ func TestFinderLines(t *testing.T) {
 		{`\D+`, "1\n2\n", nil},
 		{"o", "foo\nbar\nboo", []string{"foo", "boo"}},
 	} {
-		f, err := newFinder(tc.pattern, false, false)
+		f, err := newFinder(tc.pattern, false, false, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestFinderLines(t *testing.T) {
 // refused, saying why.
 func TestLineEndInPattern(t *testing.T) {
 	for _, p := range []string{`a\nb`, `[\n]`} {
-		if _, err := newFinder(p, false, false); err != errLineEnd {
+		if _, err := newFinder(p, false, false, false); err != errLineEnd {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
@@ -235,5 +235,36 @@ func TestTypesDeclared(t *testing.T) {
 	names := slices.Sorted(maps.Keys(walk.Types))
 	if !slices.Equal(declared, names) {
 		t.Fatalf("declared %q, the table has %q", declared, names)
+	}
+}
+
+// TestMultiline: with multiline a match spans lines (. takes the line end,
+// \n may be in the pattern); each match is reported once with its first
+// and last line, and the next is looked for after its last line.
+func TestMultiline(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, text string
+		want          [][2]string // each match's first and last line
+	}{
+		{`a\nb`, "a\nb\na\nc\na\nb", [][2]string{{"a", "b"}, {"a", "b"}}},
+		{`\{.*?\}`, "f() {\n x\n}\ng() {}\n", [][2]string{{"f() {", "}"}, {"g() {}", "g() {}"}}},
+		{`^$`, "\n\nx\n", [][2]string{{"", ""}, {"", ""}}},
+		{`x\n`, "x\ny\n", [][2]string{{"x", "x"}}},
+		{`nothing`, "a\nb\n", nil},
+	} {
+		f, err := newFinder(tc.pattern, false, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][2]string
+		buf := []byte(tc.text)
+		f.each(buf, nil, func(ls, le, ms, me int) bool {
+			lines := strings.Split(string(buf[ls:le]), "\n")
+			got = append(got, [2]string{lines[0], lines[len(lines)-1]})
+			return true
+		})
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q in %q: %q, want %q", tc.pattern, tc.text, got, tc.want)
+		}
 	}
 }

@@ -17,6 +17,8 @@ type finder struct {
 	re   *regexp.Regexp // nil for a literal
 	lit  []byte         // the literal, or what a match of re must hold; nil if nothing
 	fold bool           // the literal is compared ASCII case-insensitively (lit is lower case)
+	// multi says a match may span lines (re is then run on the whole text).
+	multi bool
 }
 
 // newFinder compiles a pattern. fixed takes it as a literal; so is a
@@ -25,7 +27,10 @@ type finder struct {
 // \n in it is refused, and $ matches before a \r\n as before a \n
 // (ripgrep's --crlf). A match attempt then never runs on into the lines
 // after its own, which would make the search quadratic.
-func newFinder(pattern string, fixed, ignoreCase bool) (*finder, error) {
+func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, error) {
+	if multiline {
+		return newMultiFinder(pattern, fixed, ignoreCase)
+	}
 	literal := fixed || regexp.QuoteMeta(pattern) == pattern
 	if literal && (!ignoreCase || isASCII(pattern)) {
 		f := &finder{lit: []byte(pattern), fold: ignoreCase}
@@ -57,6 +62,28 @@ func newFinder(pattern string, fixed, ignoreCase bool) (*finder, error) {
 		return nil, err
 	}
 	return &finder{re: re, lit: required(tree.Simplify())}, nil
+}
+
+// newMultiFinder compiles a pattern whose matches may span lines, as
+// ripgrep's --multiline --multiline-dotall: . matches a line end too, ^ and
+// $ match at the start and end of every line.
+func newMultiFinder(pattern string, fixed, ignoreCase bool) (*finder, error) {
+	expr := pattern
+	if fixed {
+		expr = regexp.QuoteMeta(pattern)
+	}
+	if _, err := regexp.Compile(expr); err != nil {
+		return nil, err // worded with the pattern as given
+	}
+	flags := "(?ms)"
+	if ignoreCase {
+		flags = "(?msi)"
+	}
+	re, err := regexp.Compile(flags + expr)
+	if err != nil {
+		return nil, err
+	}
+	return &finder{re: re, multi: true}, nil
 }
 
 // errLineEnd refuses a pattern that can only match a line end.
@@ -146,6 +173,10 @@ func required(re *syntax.Regexp) []byte {
 // and ends. lower is buf in ASCII lower case, for a folded literal. fn
 // returns false to stop.
 func (f *finder) each(buf, lower []byte, fn func(ls, le, ms, me int) bool) {
+	if f.multi {
+		f.eachSpan(buf, fn)
+		return
+	}
 	hay := buf
 	if f.fold {
 		hay = lower
@@ -190,6 +221,33 @@ func (f *finder) each(buf, lower []byte, fn func(ls, le, ms, me int) bool) {
 			return
 		}
 		if le == len(buf) {
+			return
+		}
+		pos = le + 1
+	}
+}
+
+// eachSpan is each for a multi finder: ls and le are the start of a
+// match's first line and the end of its last one, and the search goes on
+// after that line, so that a line is in one match at most. Each attempt
+// starts where the last match's lines end: the search is linear.
+func (f *finder) eachSpan(buf []byte, fn func(ls, le, ms, me int) bool) {
+	for pos := 0; pos < len(buf); {
+		loc := f.re.FindIndex(buf[pos:])
+		if loc == nil {
+			return
+		}
+		ms, me := pos+loc[0], pos+loc[1]
+		if ms == len(buf) && buf[ms-1] == '\n' {
+			return // a match of nothing after the last line end
+		}
+		ls := bytes.LastIndexByte(buf[:ms], '\n') + 1
+		last := max(ms, me-1) // the match's last byte: a line end ends its line
+		le := len(buf)
+		if i := bytes.IndexByte(buf[last:], '\n'); i >= 0 {
+			le = last + i
+		}
+		if !fn(ls, le, ms, me) || le == len(buf) {
 			return
 		}
 		pos = le + 1
