@@ -87,7 +87,7 @@ func newMultiFinder(pattern string, fixed, ignoreCase bool) (*finder, error) {
 }
 
 // errLineEnd refuses a pattern that can only match a line end.
-var errLineEnd = errors.New("it matches a line end (\\n), and each line is matched on its own")
+var errLineEnd = errors.New("it matches a line end (\\n), and each line is matched on its own; set multiline for a match across lines")
 
 // withinLines rewrites re to match within one line, as newFinder says.
 func withinLines(re *syntax.Regexp) (*syntax.Regexp, error) {
