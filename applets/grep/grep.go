@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -58,6 +59,7 @@ type Args struct {
 	After      *int    `json:"after,omitempty" flag:"--after N" check:"min=0" desc:"Show this many lines after each match (at most 10), in place of context's."`
 	MaxCount   *int    `json:"max_count,omitempty" flag:"--max-count N" check:"min=1" desc:"Take at most this many matching lines from each file."`
 	Output     *string `json:"output,omitempty" flag:"--output MODE" usage:"lines (default), files or count" check:"oneof=lines files count" desc:"lines (default): the matching lines; files: the files that match; count: how many lines match in each file."`
+	Sort       *string `json:"sort,omitempty" flag:"--sort ORDER" usage:"path (default) or mtime: the order of output files and count" check:"oneof=path mtime" desc:"path (default): files in order of their paths; mtime: the most recently changed first, for output files and count (matching lines stay in path order)."`
 	Offset     *int    `json:"offset,omitempty" flag:"--offset N" check:"min=1" desc:"The first match (or file) to show, from 1, to go on after a page."`
 	Limit      *int    `json:"limit,omitempty" flag:"--limit N" check:"min=1" desc:"How many matches (or files) to show; default 200."`
 	Hidden     bool    `json:"hidden,omitempty" flag:"--hidden" desc:"Search hidden files and directories too (names starting with a dot)."`
@@ -175,6 +177,7 @@ func (k *kept) add(h *hit) {
 type fileCount struct {
 	path  string
 	count int64
+	mtime time.Time // with sort mtime
 }
 
 // search is one grep call under way.
@@ -184,6 +187,7 @@ type search struct {
 	glob    string
 	notGlob bool   // glob began with !: the files it does not match
 	kind    string // the file type asked for, if any
+	newest  bool   // files and counts newest first
 	before  int    // context lines before each match
 	after   int    // and after it
 	most    int64  // matching lines taken from a file; 0 for all
@@ -215,6 +219,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if a.Type != nil {
 		s.kind = *a.Type
 	}
+	s.newest = a.Sort != nil && *a.Sort == "mtime"
 	if a.Glob != nil {
 		s.glob, s.notGlob = *a.Glob, strings.HasPrefix(*a.Glob, "!")
 		if s.notGlob {
@@ -377,13 +382,17 @@ func (s *search) file(e walk.Entry) {
 		s.binary.Add(1)
 		return
 	}
-	s.scan(buf, lower, s.display(e.Path))
+	var mtime time.Time
+	if s.newest {
+		mtime, _ = e.ModTime()
+	}
+	s.scan(buf, lower, s.display(e.Path), mtime)
 }
 
 var bom = []byte("\xef\xbb\xbf")
 
 // scan finds the matches in one file's bytes.
-func (s *search) scan(buf, lower []byte, display string) {
+func (s *search) scan(buf, lower []byte, display string, mtime time.Time) {
 	var n int64
 	line, last := int64(1), 0
 	var hits []*hit
@@ -423,7 +432,7 @@ func (s *search) scan(buf, lower []byte, display string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.matches += n
-	s.counts = append(s.counts, fileCount{display, n})
+	s.counts = append(s.counts, fileCount{display, n, mtime})
 	for _, h := range hits {
 		s.kept.add(h)
 	}
@@ -516,7 +525,12 @@ func valid(b []byte) string {
 
 // result lays out what the search found.
 func (s *search) result(offset, limit int, stats *walk.Stats) outcome.Outcome {
-	slices.SortFunc(s.counts, func(a, b fileCount) int { return strings.Compare(a.path, b.path) })
+	slices.SortFunc(s.counts, func(a, b fileCount) int {
+		if c := b.mtime.Compare(a.mtime); c != 0 {
+			return c // newest first; all zero unless sort is mtime
+		}
+		return strings.Compare(a.path, b.path)
+	})
 	d := Details{Matches: s.matches, Files: int64(len(s.counts)), Searched: s.searched.Load(), Skipped: SkipDetails{
 		Binary: s.binary.Load(), TooLarge: s.tooLarge.Load(), Unreadable: s.unreadable.Load(),
 	}}
