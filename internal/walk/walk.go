@@ -213,6 +213,11 @@ func (w *walker) dir(d dirWork) {
 	stack := d.stack
 	if !w.o.NoIgnore {
 		base := w.fromTop(d.rel)
+		if d.rel != "" && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == ".git" }) {
+			if git, ok := nestedRepo(d.fd); ok {
+				stack = repoExcludes(git, base)
+			}
+		}
 		for _, name := range ignoreFiles {
 			if !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name }) {
 				continue
@@ -365,10 +370,7 @@ func Above(dir, limit string, o Options) (ignore.Stack, string) {
 		b, err := e.ReadFile(nil, maxIgnoreFile)
 		return string(b), err == nil
 	}
-	var stack ignore.Stack
-	if text, ok := one(".git/info/exclude"); ok {
-		stack = append(stack, ignore.Parse("", text))
-	}
+	stack := repoExcludes(top+"/.git", "")
 	rel := ""
 	for i := 0; i < len(up); i++ {
 		for _, name := range ignoreFiles {

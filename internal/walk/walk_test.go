@@ -338,3 +338,75 @@ func TestDeepIgnoreFiles(t *testing.T) {
 		t.Fatalf("found %v", count)
 	}
 }
+
+// TestRepoRules: what git reads besides the .gitignore files. A nested
+// repository is a root of its own: the outer .gitignore does not reach
+// into it, its own info/exclude does, from the outer top as from inside.
+// A worktree takes its repository's info/exclude; an info/exclude that is a
+// link is read; the global excludes file ($XDG_CONFIG_HOME/git/ignore) is
+// read. Each as git ls-files --others --exclude-standard has it.
+func TestRepoRules(t *testing.T) {
+	dir := t.TempDir()
+	global := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", global)
+	write := func(name, text string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(global, "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(global, "git", "ignore"), []byte("*.global\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(dir, "main")
+	write("main/.gitignore", "*.log\n")
+	write("main/kept.txt", "")
+	write("main/a.log", "")
+	write("main/x.global", "")
+	write("main/linked.txt", "")
+	write("main-exclude", "linked.txt\nwt-only.txt\n")
+	gittest.Run(t, main, "init", "-q", ".")
+	if err := os.Remove(filepath.Join(main, ".git/info/exclude")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../../main-exclude", filepath.Join(main, ".git/info/exclude")); err != nil {
+		t.Fatal(err)
+	}
+	write("main/inner/b.log", "")
+	write("main/inner/c.txt", "")
+	write("main/inner/skip.txt", "")
+	gittest.Run(t, filepath.Join(main, "inner"), "init", "-q", ".")
+	write("main/inner/.git/info/exclude", "skip.txt\n")
+
+	want := []string{"inner/b.log", "inner/c.txt", "kept.txt"}
+	if got := files(t, main, Options{}); !slices.Equal(got, want) {
+		t.Errorf("from the top: %q, want %q", got, want)
+	}
+	if got := files(t, filepath.Join(main, "inner"), Options{}); !slices.Equal(got, []string{"b.log", "c.txt"}) {
+		t.Errorf("from inside the nested repository: %q", got)
+	}
+	// git, from inside, agrees (it reads the same global file).
+	cmd := gittest.Command(filepath.Join(main, "inner"), "ls-files", "--others", "--exclude-standard")
+	cmd.Env = append(cmd.Env, "XDG_CONFIG_HOME="+global)
+	if out, err := cmd.Output(); err != nil || strings.Join(strings.Fields(string(out)), " ") != "b.log c.txt" {
+		t.Errorf("git: %q, %v", out, err)
+	}
+
+	gittest.Run(t, main, "add", ".gitignore", "kept.txt")
+	gittest.Run(t, main, "commit", "-q", "-m", "one")
+	wt := filepath.Join(dir, "wt")
+	gittest.Run(t, main, "worktree", "add", "-q", wt)
+	write("wt/wt-only.txt", "")
+	write("wt/new.txt", "")
+	if got := files(t, wt, Options{}); !slices.Equal(got, []string{"kept.txt", "new.txt"}) {
+		t.Errorf("in a worktree: %q", got)
+	}
+}
+
