@@ -409,4 +409,3 @@ func TestRepoRules(t *testing.T) {
 		t.Errorf("in a worktree: %q", got)
 	}
 }
-
