@@ -127,8 +127,23 @@ func cases(e *benchEnv) []comparison {
 			runs: e.runs, target: "≤ 2.0×, peak ≤ 64 MiB", limit: 2.0, maxMiB: 64, setup: warm,
 		},
 		{
-			group: "glob", name: "**/*_test.go in the Go source tree",
-			base: []string{"find", src, "-name", "*_test.go"}, tool: []string{tk, "glob", "**/*_test.go", src},
+			group: "glob", name: "**/*_test.go in the Go source tree, sort path",
+			base: []string{"find", src, "-name", "*_test.go"}, tool: []string{tk, "glob", "--sort", "path", "**/*_test.go", src},
+			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, maxMiB: 64, setup: warm,
+		},
+		{
+			group: "glob", name: "**/*_test.go in the Go source tree, sort path, GOMAXPROCS=16",
+			base: []string{"find", src, "-name", "*_test.go"}, tool: []string{tk, "glob", "--sort", "path", "**/*_test.go", src}, env: []string{"GOMAXPROCS=16"},
+			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, maxMiB: 64, setup: warm,
+		},
+		{
+			group: "glob", name: "**/*_test.go in the Go source tree, newest first (the default)",
+			base: []string{"/bin/sh", "-c", "find " + src + " -name '*_test.go' -printf '%T@ %p\\n' | sort -rn"}, tool: []string{tk, "glob", "**/*_test.go", src},
+			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, maxMiB: 64, setup: warm,
+		},
+		{
+			group: "glob", name: "**/*_test.go in the Go source tree, newest first, GOMAXPROCS=16",
+			base: []string{"/bin/sh", "-c", "find " + src + " -name '*_test.go' -printf '%T@ %p\\n' | sort -rn"}, tool: []string{tk, "glob", "**/*_test.go", src}, env: []string{"GOMAXPROCS=16"},
 			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, maxMiB: 64, setup: warm,
 		},
 		{

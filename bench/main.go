@@ -160,6 +160,7 @@ type comparison struct {
 	base        []string
 	tool        []string
 	stdin       string
+	env         []string // for toolkit's side (GOMAXPROCS=16)
 	runs        int
 	target      string  // what the target says, for the report
 	limit       float64 // the largest ratio the target allows (0: none)
@@ -201,7 +202,7 @@ func (c comparison) measure() (row, error) {
 		if err := before(); err != nil {
 			return row{}, err
 		}
-		t, err := run(c.tool, c.stdin, nil)
+		t, err := run(c.tool, c.stdin, c.env)
 		if err != nil {
 			return row{}, err
 		}

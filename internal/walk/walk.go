@@ -257,14 +257,20 @@ func (w *walker) dir(d dirWork) {
 		}
 		next := dirWork{fd: sub, rel: rel, stack: stack}
 		w.pending.Add(1)
-		select {
-		case w.queue <- next:
-		default:
-			// A queue that is full would block the goroutines that empty
-			// it: read this one here and now.
-			w.dir(next)
-			w.pending.Add(-1)
+		// Handed to another goroutine only when the queue is empty, that
+		// is when one may be waiting for work; otherwise read here and
+		// now, depth first. Each hand-over wakes a goroutine, and the
+		// runtime's idle threads then spin to steal it: handing over
+		// every directory made the walk slower the more cores it had.
+		if len(w.queue) == 0 {
+			select {
+			case w.queue <- next:
+				continue
+			default:
+			}
 		}
+		w.dir(next)
+		w.pending.Add(-1)
 	}
 }
 
