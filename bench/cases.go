@@ -127,6 +127,11 @@ func cases(e *benchEnv) []comparison {
 			runs: e.runs, target: "≤ 2.0×, peak ≤ 64 MiB", limit: 2.0, maxMiB: 64, setup: warm,
 		},
 		{
+			group: "grep", name: "multiline: a function whose body starts with a return, files that have one",
+			base: []string{"grep", "-rlzP", `func \w+\(\) \w+ \{\n\treturn`, src}, tool: []string{tk, "grep", "--multiline", "--output", "files", "--limit", "100000", `func \w+\(\) \w+ \{\n\treturn`, src},
+			runs: e.runs, target: "≤ 2.0×, peak ≤ 64 MiB", limit: 2.0, maxMiB: 64, setup: warm,
+		},
+		{
 			group: "glob", name: "**/*_test.go in the Go source tree, sort path",
 			base: []string{"find", src, "-name", "*_test.go"}, tool: []string{tk, "glob", "--sort", "path", "**/*_test.go", src},
 			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, maxMiB: 64, setup: warm,

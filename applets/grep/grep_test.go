@@ -125,8 +125,6 @@ func TestAgainstGitGrep(t *testing.T) {
 	t.Logf("%d repositories, %d patterns: %d lines, all as git grep found them", repos, len(patterns), lines)
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func run(t *testing.T, dir string, a Args) outcome.Outcome {
 	t.Helper()
 	wd, _ := os.Getwd()
@@ -268,3 +266,51 @@ func TestMultiline(t *testing.T) {
 		}
 	}
 }
+
+// TestMultilineAgainstGrep: with multiline, the files a pattern that spans
+// lines matches are those GNU grep -lzP finds (the whole file one record),
+// over random files of a few letters.
+func TestMultilineAgainstGrep(t *testing.T) {
+	if err := exec.Command("sh", "-c", "printf 'a\\nb' | grep -qzP 'a\\nb'").Run(); err != nil {
+		t.Skip("no grep with -P")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	dir := t.TempDir()
+	for i := range 60 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			for range rng.IntN(4) {
+				b.WriteByte("abcx"[rng.IntN(4)])
+			}
+			b.WriteByte('\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0
+	for _, pattern := range []string{`ab\nc`, `b\n+c`, `[ab]\n[^c]*c`, `x\n\n`, `c\nb\na`} {
+		out, _ := exec.Command("grep", "-rlzP", pattern, dir).Output()
+		var want []string
+		for _, l := range strings.Fields(string(out)) {
+			want = append(want, filepath.Base(l))
+		}
+		slices.Sort(want)
+		o := Run(context.Background(), Args{Pattern: pattern, Path: &dir, Multiline: true, Output: ptr("files"), Limit: ptr(1000)})
+		var got []string
+		for _, l := range strings.Split(o.Text, "\n") {
+			if strings.HasSuffix(l, ".txt") {
+				got = append(got, filepath.Base(l))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: toolkit found %q, grep -lzP %q", pattern, got, want)
+		}
+		total += len(want)
+	}
+	if total == 0 {
+		t.Fatal("no pattern matched: the files test nothing")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
