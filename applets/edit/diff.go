@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"toolkit/internal/match"
 	"toolkit/internal/text"
@@ -341,35 +340,13 @@ func cutLong(lines []string) {
 }
 
 // cutLine cuts a diff line (its kind, its text, its line end) longer than
-// text.MaxLineChars characters to that many, starting a little before the
-// byte at, and says how many it left out on each side.
+// text.MaxLineChars characters to that many around the byte at, as
+// text.CutLine does.
 func cutLine(line string, at int) string {
 	kind, body := line[:1], line[1:]
 	end := ""
 	if k := strings.IndexByte(body, '\n'); k >= 0 {
 		body, end = body[:k], body[k:] // the line end, and a "\ No newline" note
 	}
-	if len(body) <= text.MaxLineChars || utf8.RuneCountInString(body) <= text.MaxLineChars {
-		return line
-	}
-	from := max(0, at-text.MaxLineChars/4)
-	for from > 0 && !utf8.RuneStart(body[from]) {
-		from--
-	}
-	to := from
-	for n := 0; to < len(body) && n < text.MaxLineChars; n++ {
-		_, size := utf8.DecodeRuneInString(body[to:])
-		to += size
-	}
-	var b strings.Builder
-	b.WriteString(kind)
-	if from > 0 {
-		fmt.Fprintf(&b, "[… %d characters] ", utf8.RuneCountInString(body[:from]))
-	}
-	b.WriteString(body[from:to])
-	if to < len(body) {
-		fmt.Fprintf(&b, "… [line cut: %d characters]", utf8.RuneCountInString(body[to:]))
-	}
-	b.WriteString(end)
-	return b.String()
+	return kind + text.CutLine(body, at) + end
 }

@@ -1,9 +1,13 @@
 package cut
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"toolkit/internal/text"
 )
 
 // Layout writes a cut text to b: the head, a line saying what the middle
@@ -102,4 +106,43 @@ func Seconds(d time.Duration) string {
 		return fmt.Sprintf("%d s", d/time.Second)
 	}
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".") + " s"
+}
+
+// LongLines cuts each line of b longer than text.MaxLineChars characters,
+// as read cuts one (text.CutLine, from its start), and says how many it
+// cut. b itself is returned when none is that long.
+func LongLines(b []byte) ([]byte, int) {
+	var out []byte // nil until a line is cut
+	n := 0
+	for start := 0; start < len(b); {
+		end := len(b)
+		if i := bytes.IndexByte(b[start:], '\n'); i >= 0 {
+			end = start + i
+		}
+		line := b[start:end]
+		long := len(line) > text.MaxLineChars && utf8.RuneCount(line) > text.MaxLineChars
+		switch {
+		case long && out == nil:
+			out = append(make([]byte, 0, len(b)), b[:start]...)
+			fallthrough
+		case long:
+			out = append(out, text.CutLine(string(line), 0)...)
+			n++
+		case out != nil:
+			out = append(out, line...)
+		}
+		if end < len(b) && out != nil {
+			out = append(out, '\n')
+		}
+		start = end + 1
+	}
+	if out == nil {
+		return b, 0
+	}
+	return out, n
+}
+
+// LongNote says that n long lines were cut, and where the whole text is.
+func LongNote(n int, where string) string {
+	return fmt.Sprintf("[%s over %d characters cut; %s]", text.Count(int64(n), "line"), text.MaxLineChars, where)
 }

@@ -1,6 +1,7 @@
 package cut
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,5 +19,22 @@ func TestSize(t *testing.T) {
 		if got := Size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestLongLines: a line over text.MaxLineChars characters is cut as read
+// cuts one, the others and every line end stay; a text with none is
+// returned as it is.
+func TestLongLines(t *testing.T) {
+	long := strings.Repeat("é", 2500)
+	in := "a\n" + long + "\r\n\nb" + long
+	out, n := LongLines([]byte(in))
+	want := "a\n" + strings.Repeat("é", 2000) + "… [line cut: 501 characters]\n\nb" + strings.Repeat("é", 1999) + "… [line cut: 501 characters]"
+	if n != 2 || string(out) != want {
+		t.Fatalf("%d lines cut:\n%.80q…\nwant\n%.80q…", n, out, want)
+	}
+	short := []byte("x\n" + strings.Repeat("y", 2000) + "\n")
+	if out, n := LongLines(short); n != 0 || &out[0] != &short[0] {
+		t.Fatalf("a text with no long line: %d cut, copied", n)
 	}
 }

@@ -187,3 +187,31 @@ func Escape(name string) string {
 	}
 	return b.String()
 }
+
+// CutLine cuts a line longer than MaxLineChars characters to that many,
+// starting a little before the byte at, and says how many it left out on
+// each side: "[… 120 characters] text… [line cut: 4000 characters]". A
+// shorter line is returned as it is.
+func CutLine(line string, at int) string {
+	if len(line) <= MaxLineChars || utf8.RuneCountInString(line) <= MaxLineChars {
+		return line
+	}
+	from := max(0, min(at, len(line))-MaxLineChars/4)
+	for from > 0 && !utf8.RuneStart(line[from]) {
+		from--
+	}
+	to := from
+	for n := 0; to < len(line) && n < MaxLineChars; n++ {
+		_, size := utf8.DecodeRuneInString(line[to:])
+		to += size
+	}
+	var b strings.Builder
+	if from > 0 {
+		fmt.Fprintf(&b, "[… %d characters] ", utf8.RuneCountInString(line[:from]))
+	}
+	b.WriteString(line[from:to])
+	if to < len(line) {
+		fmt.Fprintf(&b, "… [line cut: %d characters]", utf8.RuneCountInString(line[to:]))
+	}
+	return b.String()
+}
