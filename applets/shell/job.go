@@ -48,16 +48,11 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	default:
 		wait = life + h.Limits.Grace + 10*time.Second // to its end
 	}
-	notes = append(notes, h.takeMaxOutput(a.MaxOutput)...)
-
-	sess, err := openSession(&a, h)
+	sess, dir, more, err := setUp(&a, &h)
 	if err != nil {
 		return outcome.Failure("%s", err)
 	}
-	dir, err := workDir(a.Cwd, h)
-	if err != nil {
-		return outcome.Failure("%s", err)
-	}
+	notes = append(notes, more...)
 	env := environ(a.Env)
 	if a.TTY {
 		env = withTerm(env, a.Env)

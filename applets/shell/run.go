@@ -42,16 +42,11 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		}
 		timeout = time.Duration(secs) * time.Second
 	}
-	notes = append(notes, h.takeMaxOutput(a.MaxOutput)...)
-
-	sess, err := openSession(&a, h)
+	sess, dir, more, err := setUp(&a, &h)
 	if err != nil {
 		return outcome.Failure("%s", err)
 	}
-	dir, err := workDir(a.Cwd, h)
-	if err != nil {
-		return outcome.Failure("%s", err)
-	}
+	notes = append(notes, more...)
 	command := a.Command
 	if sess != nil {
 		a.Command = sess.script

@@ -12,6 +12,20 @@ import (
 	"toolkit/internal/root"
 )
 
+// setUp is what a command's call and a job's do first, in one place: the
+// call's max_output under the host's ceiling (in h), its session, and the
+// directory it runs in. notes say what was changed from the call's asking.
+func setUp(a *Args, h *Options) (sess *session, dir string, notes []string, err error) {
+	notes = h.takeMaxOutput(a.MaxOutput)
+	if sess, err = openSession(a, *h); err != nil {
+		return nil, "", nil, err
+	}
+	if dir, err = workDir(a.Cwd, *h); err != nil {
+		return nil, "", nil, err
+	}
+	return sess, dir, notes, nil
+}
+
 // workDir checks the command's directory and returns it as a host path.
 func workDir(cwd string, h Options) (string, error) {
 	if cwd == "" {
