@@ -1,0 +1,163 @@
+package proc
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// BecomeSubreaper makes orphaned descendants of this process its children.
+func BecomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// The reaper: with the subreaper on, orphans become toolkit's children, and
+// their zombies must be collected. os/exec waits for the children it started;
+// the reaper waits for every other child, and never for a started one. Start
+// holds the lock across cmd.Start, so the reaper never sees a started child
+// before it is registered.
+var reaper struct {
+	sync.Mutex
+	started map[int]bool
+	apart   map[int]bool // started children whose trees belong to no command of this process
+	once    sync.Once
+}
+
+// Apart says that cmd, started with Start, heads a tree of its own (a job's
+// keeper): a Tree of this process leaves it and its descendants out, so that
+// stopping one command, which stops every descendant, never stops a job
+// another call started. Done forgets it.
+func Apart(cmd *exec.Cmd) {
+	reaper.Lock()
+	defer reaper.Unlock()
+	if reaper.apart == nil {
+		reaper.apart = make(map[int]bool)
+	}
+	reaper.apart[cmd.Process.Pid] = true
+}
+
+// Start starts cmd as a child whose status os/exec will collect, and makes
+// sure the reaper leaves it alone until Done is called.
+func Start(cmd *exec.Cmd) error {
+	startReaper()
+	reaper.Lock()
+	defer reaper.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	reaper.started[cmd.Process.Pid] = true
+	return nil
+}
+
+// Done says cmd's status has been collected (cmd.Wait returned).
+func Done(cmd *exec.Cmd) {
+	reaper.Lock()
+	delete(reaper.started, cmd.Process.Pid)
+	delete(reaper.apart, cmd.Process.Pid)
+	reaper.Unlock()
+}
+
+func startReaper() {
+	reaper.once.Do(func() {
+		reaper.started = make(map[int]bool)
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGCHLD)
+		go func() {
+			for range ch {
+				reapOrphans()
+			}
+		}()
+	})
+}
+
+// reapOrphans collects every zombie child that os/exec is not waiting for.
+// It looks without the lock and takes it only to check and collect one: Start
+// registers a child before it lets go of the lock, so a child seen here and
+// found unregistered under the lock is not one os/exec waits for.
+func reapOrphans() {
+	for _, pid := range children() {
+		info, ok := readStat(pid, make([]byte, 512))
+		if !ok || info.State != 'Z' {
+			continue
+		}
+		reaper.Lock()
+		if !reaper.started[pid] {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		}
+		reaper.Unlock()
+	}
+}
+
+// children lists this process's children: from /proc/self/task/*/children
+// when the kernel has it (cheap), else from a scan of every process.
+func children() []int {
+	tasks, _ := os.ReadDir("/proc/self/task")
+	var out []int
+	found := false
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		found = true
+		for _, f := range bytes.Fields(b) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	if found {
+		return out
+	}
+	procs, err := Snapshot()
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	for pid, p := range procs {
+		if p.PPID == self {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Harden readies this process for the hosts that start it: descriptors it
+// was given above stderr are closed on exec (a host's pipe must not reach the
+// command, or a drain that outlives the call); a write to an output that was
+// closed returns an error (EPIPE) instead of killing toolkit with SIGPIPE;
+// and, as any user but root, the process is not dumpable, so that a command
+// cannot open toolkit's own descriptors through /proc/PPID/fd (its stdout,
+// to forge an answer). Root may still: it passes every check of /proc.
+func Harden() {
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		// Before Linux 5.11: each descriptor /proc lists, or the first 1024.
+		fds := []int{}
+		if names, err := os.ReadDir("/proc/self/fd"); err == nil {
+			for _, n := range names {
+				if fd, err := strconv.Atoi(n.Name()); err == nil && fd > 2 {
+					fds = append(fds, fd)
+				}
+			}
+		} else {
+			for fd := 3; fd < 1024; fd++ {
+				fds = append(fds, fd)
+			}
+		}
+		for _, fd := range fds {
+			unix.CloseOnExec(fd)
+		}
+	}
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	if os.Geteuid() != 0 {
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	}
+}
