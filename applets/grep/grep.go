@@ -49,7 +49,7 @@ import (
 type Args struct {
 	Pattern    string  `json:"pattern" flag:"PATTERN" check:"required,nonempty,nonul" desc:"What to find: a regular expression in Go's RE2 syntax (\\b, \\w, [a-z], (a|b), (?i) …; no backreferences or lookaround), or a literal with fixed. Each line is matched on its own, unless multiline."`
 	Path       *string `json:"path,omitempty" flag:"PATH" check:"nonempty,nonul" desc:"The directory (or file) to search. Default: the working directory (the root with --root); ~ is the home directory."`
-	Glob       *string `json:"glob,omitempty" flag:"--glob PATTERN" usage:"search only files whose name matches PATTERN (with a /: whose path does)" check:"nonempty,nonul" desc:"Search only the files whose name matches this glob (*.go, *.{ts,tsx}); one with a / matches the path from path (src/**/*.go)."`
+	Glob       *string `json:"glob,omitempty" flag:"--glob PATTERN" usage:"search only files whose name matches PATTERN (with a /: whose path does); several apart by spaces, !PATTERN leaves out" check:"nonempty,nonul" desc:"Search only the files whose name matches this glob (*.go, *.{ts,tsx}); one with a / matches the path from path (src/**/*.go). Several globs apart by spaces: a file matches one of them; one that begins with ! leaves out what it matches (!*.min.js, !vendor/**)."`
 	Type       *string `json:"type,omitempty" flag:"--type NAME" usage:"search only files of this type, as ripgrep's --type (go, py, js, ts, rust, …)" check:"oneof=c cpp cs css dart docker elixir go h haskell html java js json kotlin lua make markdown md php protobuf py ruby rust scala sh sql swift toml ts txt xml yaml zig" desc:"Search only the files of this type, by their names as ripgrep's --type has them: go, py, js (also .jsx, .vue, .mjs), ts (also .tsx), rust, java, c, cpp, …"`
 	IgnoreCase bool    `json:"ignore_case,omitempty" flag:"--ignore-case" desc:"Match upper and lower case alike."`
 	Fixed      bool    `json:"fixed,omitempty" flag:"--fixed" desc:"Take pattern as a literal string, not a regular expression."`
@@ -184,13 +184,13 @@ type fileCount struct {
 type search struct {
 	a       Args
 	find    *finder
-	glob    string
-	notGlob bool   // glob began with !: the files it does not match
-	kind    string // the file type asked for, if any
-	newest  bool   // files and counts newest first
-	before  int    // context lines before each match
-	after   int    // and after it
-	most    int64  // matching lines taken from a file; 0 for all
+	globs   []string // a file must match one of them, if there are any
+	notLike []string // and none of these (the globs given with !)
+	kind    string   // the file type asked for, if any
+	newest  bool     // files and counts newest first
+	before  int      // context lines before each match
+	after   int      // and after it
+	most    int64    // matching lines taken from a file; 0 for all
 	mode    string
 	display func(rel string) string
 
@@ -221,15 +221,22 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	}
 	s.newest = a.Sort != nil && *a.Sort == "mtime"
 	if a.Glob != nil {
-		s.glob, s.notGlob = *a.Glob, strings.HasPrefix(*a.Glob, "!")
-		if s.notGlob {
-			s.glob = s.glob[1:]
+		for _, g := range strings.Fields(*a.Glob) {
+			pattern, not := strings.CutPrefix(g, "!")
+			if pattern == "" {
+				return outcome.Misuse("input: glob is not a pattern: %q", g)
+			}
+			if err := walk.CheckGlob(pattern); err != nil {
+				return outcome.Misuse("input: glob %s: %q", err, g)
+			}
+			if not {
+				s.notLike = append(s.notLike, pattern)
+			} else {
+				s.globs = append(s.globs, pattern)
+			}
 		}
-		if s.glob == "" {
+		if len(s.globs)+len(s.notLike) == 0 {
 			return outcome.Misuse("input: glob is not a pattern: %q", *a.Glob)
-		}
-		if err := walk.CheckGlob(s.glob); err != nil {
-			return outcome.Misuse("input: glob %s: %q", err, *a.Glob)
 		}
 	}
 	if a.Context != nil {
@@ -313,13 +320,18 @@ func (s *search) wanted(rel, name string) bool {
 	if s.kind != "" && !walk.OfType(s.kind, name) {
 		return false
 	}
-	if s.glob == "" {
-		return true
+	// A glob with a / matches the path from the start, one without the
+	// name.
+	match := func(g string) bool {
+		if strings.Contains(g, "/") {
+			return doublestar.MatchUnvalidated(g, rel)
+		}
+		return doublestar.MatchUnvalidated(g, name)
 	}
-	if strings.Contains(s.glob, "/") {
-		return doublestar.MatchUnvalidated(s.glob, rel) != s.notGlob
+	if len(s.globs) > 0 && !slices.ContainsFunc(s.globs, match) {
+		return false
 	}
-	return doublestar.MatchUnvalidated(s.glob, name) != s.notGlob
+	return !slices.ContainsFunc(s.notLike, match)
 }
 
 // bufs are the buffers files are searched in, one a goroutine: a free

@@ -87,9 +87,15 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d of the patch: 
 // not blank: the "*** Begin Patch" envelope models trained on Codex write,
 // or a unified diff (git diff's, diff -u's).
 func Parse(patch string) ([]File, error) {
-	lines := strings.Split(strings.ReplaceAll(patch, "\r\n", "\n"), "\n")
+	lines := strings.Split(patch, "\n")
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
+	}
+	// A line's \r before its \n, or at the patch's end, is part of its line
+	// end, however many there are (a CRLF patch converted twice): an added
+	// line takes the file's own line end.
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r")
 	}
 	first := 0
 	for first < len(lines) && strings.TrimSpace(lines[first]) == "" {

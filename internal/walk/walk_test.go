@@ -118,7 +118,22 @@ func TestAgainstGit(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, ".git/info/exclude"), []byte(strings.Join(exclude, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		want := splitZ(gittest.Run(t, dir, "ls-files", "-z", "--others", "--exclude-standard"))
+		// A global excludes file, read by git and by the walk alike.
+		global := t.TempDir()
+		t.Setenv("XDG_CONFIG_HOME", global)
+		if err := os.MkdirAll(filepath.Join(global, "git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(global, "git", "ignore"), []byte(randomPattern(rng)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ls := gittest.Command(dir, "ls-files", "-z", "--others", "--exclude-standard")
+		ls.Env = append(ls.Env, "XDG_CONFIG_HOME="+global)
+		out, err := ls.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := splitZ(string(out))
 		got := files(t, dir, Options{Hidden: true})
 		compared += len(want)
 		for _, p := range files(t, dir, Options{Hidden: true, NoIgnore: true}) {
@@ -154,9 +169,12 @@ func TestAgainstGit(t *testing.T) {
 	}
 }
 
-// gitIgnores asks git whether it ignores the directory name.
+// gitIgnores asks git whether it ignores the directory name, with the
+// global excludes file the test set.
 func gitIgnores(dir, name string) bool {
-	return gittest.Command(dir, "check-ignore", "-q", name+"/").Run() == nil
+	cmd := gittest.Command(dir, "check-ignore", "-q", name+"/")
+	cmd.Env = append(cmd.Env, "XDG_CONFIG_HOME="+os.Getenv("XDG_CONFIG_HOME"))
+	return cmd.Run() == nil
 }
 
 func splitZ(s string) []string {
