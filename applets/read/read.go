@@ -53,10 +53,11 @@ import (
 
 // Args is the input of one read call.
 type Args struct {
-	Path     string `json:"path" flag:"PATH" check:"required,nonempty,nonul" desc:"The file (or directory) to show. Relative paths start at the working directory (at the root with --root); ~ is the home directory."`
-	Offset   *int   `json:"offset,omitempty" flag:"--offset N" usage:"first line to show, from 1; N < 0 counts from the end" desc:"The first line to show, from 1. Negative counts from the end: -100 shows the last 100 lines."`
-	Limit    *int   `json:"limit,omitempty" flag:"--limit N" usage:"show N lines (default 2000)" check:"min=1" desc:"How many lines to show; default 2000."`
-	MaxBytes *int   `json:"max_bytes,omitempty" check:"min=1" desc:"The most text to show, in bytes; the last line then says where to go on. Default and ceiling: the host's (256 KiB, or 100 KiB through toolkit mcp)."`
+	Path     string  `json:"path" flag:"PATH" check:"required,nonempty,nonul" desc:"The file (or directory) to show. Relative paths start at the working directory (at the root with --root); ~ is the home directory."`
+	Offset   *int    `json:"offset,omitempty" flag:"--offset N" usage:"first line to show, from 1; N < 0 counts from the end" desc:"The first line to show, from 1. Negative counts from the end: -100 shows the last 100 lines."`
+	Limit    *int    `json:"limit,omitempty" flag:"--limit N" usage:"show N lines (default 2000)" check:"min=1" desc:"How many lines to show; default 2000."`
+	Encoding *string `json:"encoding,omitempty" flag:"--encoding NAME" usage:"text (default), or base64: the file's bytes, offset and limit in bytes" check:"oneof=text base64" desc:"text (default): numbered lines. base64: the file's bytes, any file's, base64-encoded; offset (from 0; negative from the end) and limit are then in bytes."`
+	MaxBytes *int    `json:"max_bytes,omitempty" check:"min=1" desc:"The most text to show, in bytes; the last line then says where to go on. Default and ceiling: the host's (256 KiB, or 100 KiB through toolkit mcp)."`
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -163,6 +164,10 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if err != nil {
 		return outcome.Failure("%s", describe(r, a.Path, err))
 	}
+	base64 := a.Encoding != nil && *a.Encoding == "base64"
+	if fi.IsDir() && base64 {
+		return outcome.Failure("%s: a directory: encoding base64 reads a file's bytes", a.Path)
+	}
 	if fi.IsDir() {
 		return listDir(a, offset, limit)
 	}
@@ -178,6 +183,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	defer f.Close()
 	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return outcome.Failure("%s: not a regular file", a.Path)
+	}
+	if base64 {
+		return readBytes(a, r, f, fi.Size())
 	}
 	src, err := openSource(ctx, f, fi.Size())
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -45,9 +46,10 @@ import (
 
 // Args is the input of one write call.
 type Args struct {
-	Path    string  `json:"path" flag:"PATH" check:"required,nonempty,nonul" desc:"The file to replace or create. Parent directories are created; a symbolic link is written through."`
-	Content []byte  `json:"content" flag:"stdin" check:"required" desc:"The whole new content of the file, written byte for byte."`
-	IfMatch *string `json:"if_match,omitempty" flag:"--if-match SHA256" usage:"write only if the file's sha256 is SHA256 (\"absent\": only if there is no file)" check:"ifmatch" desc:"Write only if the file's current sha256 is this, or starts with this (12 or more hex digits; read gives it); \"absent\": only if there is no file."`
+	Path     string  `json:"path" flag:"PATH" check:"required,nonempty,nonul" desc:"The file to replace or create. Parent directories are created; a symbolic link is written through."`
+	Content  []byte  `json:"content" flag:"stdin" check:"required" desc:"The whole new content of the file, written byte for byte."`
+	Encoding *string `json:"encoding,omitempty" flag:"--encoding NAME" usage:"text (default) or base64: content is base64, decoded before it is written" check:"oneof=text base64" desc:"text (default): content is written as it is. base64: content is the file's bytes in base64 (a binary file, an image, an archive), decoded before it is written."`
+	IfMatch  *string `json:"if_match,omitempty" flag:"--if-match SHA256" usage:"write only if the file's sha256 is SHA256 (\"absent\": only if there is no file)" check:"ifmatch" desc:"Write only if the file's current sha256 is this, or starts with this (12 or more hex digits; read gives it); \"absent\": only if there is no file."`
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -115,6 +117,17 @@ const blockSize = 256 << 10
 
 // Run writes one file.
 func Run(_ context.Context, a Args) outcome.Outcome {
+	if a.Encoding != nil && *a.Encoding == "base64" {
+		if a.Host.Content != nil {
+			a.Host.Content = base64.NewDecoder(base64.StdEncoding, newlineless{a.Host.Content})
+		} else {
+			b, err := base64.StdEncoding.DecodeString(strings.Map(dropSpace, string(a.Content)))
+			if err != nil {
+				return outcome.Misuse("input: content is not base64: %s; nothing was written", err)
+			}
+			a.Content = b
+		}
+	}
 	r := a.Host.Root
 	target, err := r.Resolve(a.Path)
 	if err != nil {
@@ -191,6 +204,34 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 		}
 	}
 	return outcome.Success(b.String(), d)
+}
+
+// dropSpace drops the blanks and line ends base64 text may be wrapped in.
+func dropSpace(r rune) rune {
+	if r == ' ' || r == '\t' || r == '\n' || r == '\r' {
+		return -1
+	}
+	return r
+}
+
+// newlineless reads base64 text without the line ends it is wrapped in
+// (base64 -w 76 makes them).
+type newlineless struct{ r io.Reader }
+
+func (n newlineless) Read(p []byte) (int, error) {
+	for {
+		k, err := n.r.Read(p)
+		j := 0
+		for _, c := range p[:k] {
+			if c != '\n' && c != '\r' && c != ' ' && c != '\t' {
+				p[j] = c
+				j++
+			}
+		}
+		if j > 0 || err != nil || k == 0 {
+			return j, err
+		}
+	}
 }
 
 // copyContent writes the content to f, counting its lines and hashing it on
