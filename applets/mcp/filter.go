@@ -250,7 +250,9 @@ func (l *writer) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if r, ok := l.open[key]; ok && key != "" {
-		p = append(append(append([]byte(nil), p[:at[0]]...), r.raw...), p[at[1]:]...)
+		if len(r.raw) > 0 {
+			p = append(append(append([]byte(nil), p[:at[0]]...), r.raw...), p[at[1]:]...)
+		}
 		// Forgotten once written: the last answer must be out before the
 		// end of stdin lets the server exit.
 		defer l.forget(key)
