@@ -59,7 +59,7 @@ type Args struct {
 	After      *int    `json:"after,omitempty" flag:"--after N" check:"min=0" desc:"Show this many lines after each match (at most 10), in place of context's."`
 	MaxCount   *int    `json:"max_count,omitempty" flag:"--max-count N" check:"min=1" desc:"Take at most this many matching lines from each file."`
 	Output     *string `json:"output,omitempty" flag:"--output MODE" usage:"lines (default), files or count" check:"oneof=lines files count" desc:"lines (default): the matching lines; files: the files that match; count: how many lines match in each file."`
-	Sort       *string `json:"sort,omitempty" flag:"--sort ORDER" usage:"path (default) or mtime: the order of output files and count" check:"oneof=path mtime" desc:"path (default): files in order of their paths; mtime: the most recently changed first, for output files and count (matching lines stay in path order)."`
+	Sort       *string `json:"sort,omitempty" flag:"--sort ORDER" usage:"mtime or path: the order of output files (default mtime, newest first) and count (default path)" check:"oneof=path mtime" desc:"mtime: the most recently changed first; path: in order of their paths. The default is mtime for output files, path for count; matching lines are always in path order."`
 	Offset     *int    `json:"offset,omitempty" flag:"--offset N" check:"min=1" desc:"The first match (or file) to show, from 1, to go on after a page."`
 	Limit      *int    `json:"limit,omitempty" flag:"--limit N" check:"min=1" desc:"How many matches (or files) to show; default 200."`
 	Hidden     bool    `json:"hidden,omitempty" flag:"--hidden" desc:"Search hidden files and directories too (names starting with a dot)."`
@@ -219,7 +219,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if a.Type != nil {
 		s.kind = *a.Type
 	}
-	s.newest = a.Sort != nil && *a.Sort == "mtime"
+	// Files newest first unless asked otherwise, as Claude Code lists them
+	// and as glob does; counts and lines in order of their paths.
+	s.newest = a.Sort != nil && *a.Sort == "mtime" || a.Sort == nil && mode == "files"
 	if a.Glob != nil {
 		for _, g := range strings.Fields(*a.Glob) {
 			pattern, not := strings.CutPrefix(g, "!")
@@ -676,4 +678,4 @@ func skippedLine(k SkipDetails) string {
 // Description tells a model when to use grep and what it returns.
 const Description = `Search the files under a directory for a regular expression (Go's RE2 syntax) or a literal, the way git sees the tree: files that .gitignore or .ignore ignore, .git, hidden files, binary files and files over 10 MiB are not searched (say hidden or no_ignore to search them). Use it instead of grep or rg in the shell: it works in any image, and its line numbers are those the read tool shows.
 
-Returns path:LINE:text for each matching line (context lines as path-LINE-text), sorted by path and line, long lines cut around the match, then a line such as [312 matches in 41 files; shown 1-200; next: offset 201]: call again with that offset for more. output "files" lists only the files that match; "count" gives each file's count. glob narrows the files (*.go, **/*_test.go).`
+Returns path:LINE:text for each matching line (context lines as path-LINE-text), sorted by path and line, long lines cut around the match, then a line such as [312 matches in 41 files; shown 1-200; next: offset 201]: call again with that offset for more. output "files" lists only the files that match, the most recently changed first; "count" gives each file's count. glob narrows the files (*.go, **/*_test.go).`

@@ -303,6 +303,7 @@ func TestMultilineAgainstGrep(t *testing.T) {
 				got = append(got, filepath.Base(l))
 			}
 		}
+		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Errorf("%q: toolkit found %q, grep -lzP %q", pattern, got, want)
 		}
