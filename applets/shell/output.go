@@ -66,25 +66,14 @@ func (o *output) finish(b *strings.Builder) result {
 	r := result{cut: o.cut.Result()}
 	// A line over read's limit is cut as read cuts it; the spill then
 	// keeps it whole.
-	var long, n int
-	r.cut.Head, long = cut.LongLines(r.cut.Head)
-	r.cut.Tail, n = cut.LongLines(r.cut.Tail)
-	long += n
-	switch {
-	case !r.cut.Cut && long == 0:
+	long := r.cut.CutLong()
+	if !r.cut.Cut && long == 0 {
 		o.spill.discard()
 		b.Grow(len(r.cut.Head) + 4096)
 		b.Write(r.cut.Head)
-	case !r.cut.Cut:
-		r.spillPath = o.spill.keep()
-		b.Write(r.cut.Head)
-		if len(r.cut.Head) > 0 && r.cut.Head[len(r.cut.Head)-1] != '\n' {
-			b.WriteByte('\n')
-		}
-		b.WriteString(cut.LongNote(long, o.spill.where()))
-	default:
-		r.spillPath = o.spill.keep()
-		r.cut.Layout(b, o.spill.where())
+		return r
 	}
+	r.spillPath = o.spill.keep()
+	r.cut.Write(b, long, o.spill.where())
 	return r
 }

@@ -108,10 +108,35 @@ func Seconds(d time.Duration) string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".") + " s"
 }
 
-// LongLines cuts each line of b longer than text.MaxLineChars characters,
-// as read cuts one (text.CutLine, from its start), and says how many it
-// cut. b itself is returned when none is that long.
-func LongLines(b []byte) ([]byte, int) {
+// CutLong cuts the lines of the text kept (the head and the tail) longer
+// than text.MaxLineChars characters, as read cuts one, and says how many it
+// cut.
+func (r *Result) CutLong() int {
+	var n, m int
+	r.Head, n = longLines(r.Head)
+	r.Tail, m = longLines(r.Tail)
+	return n + m
+}
+
+// Write writes a text that was cut, or had long lines cut (long of them):
+// the cut's layout, or the whole text and a line that says how many long
+// lines were cut; each ends with where, where the whole text may be found.
+func (r Result) Write(b *strings.Builder, long int, where string) {
+	if r.Cut {
+		r.Layout(b, where)
+		return
+	}
+	b.Write(r.Head)
+	if len(r.Head) > 0 && r.Head[len(r.Head)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(b, "[%s over %d characters cut; %s]", text.Count(int64(long), "line"), text.MaxLineChars, where)
+}
+
+// longLines cuts each line of b longer than text.MaxLineChars characters
+// (text.CutLine, from its start), and says how many it cut. b itself is
+// returned when none is that long.
+func longLines(b []byte) ([]byte, int) {
 	var out []byte // nil until a line is cut
 	n := 0
 	for start := 0; start < len(b); {
@@ -140,9 +165,4 @@ func LongLines(b []byte) ([]byte, int) {
 		return b, 0
 	}
 	return out, n
-}
-
-// LongNote says that n long lines were cut, and where the whole text is.
-func LongNote(n int, where string) string {
-	return fmt.Sprintf("[%s over %d characters cut; %s]", text.Count(int64(n), "line"), text.MaxLineChars, where)
 }

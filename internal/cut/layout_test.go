@@ -28,13 +28,13 @@ func TestSize(t *testing.T) {
 func TestLongLines(t *testing.T) {
 	long := strings.Repeat("é", 2500)
 	in := "a\n" + long + "\r\n\nb" + long
-	out, n := LongLines([]byte(in))
+	out, n := longLines([]byte(in))
 	want := "a\n" + strings.Repeat("é", 2000) + "… [line cut: 501 characters]\n\nb" + strings.Repeat("é", 1999) + "… [line cut: 501 characters]"
 	if n != 2 || string(out) != want {
 		t.Fatalf("%d lines cut:\n%.80q…\nwant\n%.80q…", n, out, want)
 	}
 	short := []byte("x\n" + strings.Repeat("y", 2000) + "\n")
-	if out, n := LongLines(short); n != 0 || &out[0] != &short[0] {
+	if out, n := longLines(short); n != 0 || &out[0] != &short[0] {
 		t.Fatalf("a text with no long line: %d cut, copied", n)
 	}
 }

@@ -250,27 +250,16 @@ func render(j *Job, from, to int64, o LookOptions, hold bool) (text string, r cu
 		_ = cl.Flush()
 	}
 	r = c.Result()
+	long := r.CutLong()
+	if !r.Cut && long == 0 {
+		return string(r.Head), r, held, nil
+	}
 	where := "the job's whole output is in " + j.Log()
 	if j.Status.LogFull {
 		where = fmt.Sprintf("the first %s of the job's output is in %s", cut.Size(MaxLog), j.Log())
 	}
-	var long, n int
-	r.Head, long = cut.LongLines(r.Head)
-	r.Tail, n = cut.LongLines(r.Tail)
-	long += n
 	var b strings.Builder
-	switch {
-	case !r.Cut && long == 0:
-		return string(r.Head), r, held, nil
-	case !r.Cut:
-		b.Write(r.Head)
-		if len(r.Head) > 0 && r.Head[len(r.Head)-1] != '\n' {
-			b.WriteByte('\n')
-		}
-		b.WriteString(cut.LongNote(long, where) + "\n")
-	default:
-		r.Layout(&b, where)
-	}
+	r.Write(&b, long, where)
 	return b.String(), r, held, nil
 }
 
