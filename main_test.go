@@ -312,44 +312,37 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		close(lines)
 	}()
-	await := func(id string) {
+	// waitFor prints the first message that match takes, what naming it
+	// for a failure.
+	waitFor := func(what string, match func(l []byte) bool) {
 		deadline := time.After(20 * time.Second)
 		for {
 			select {
 			case l, ok := <-lines:
 				if !ok {
-					ts.Fatalf("the server ended while waiting for id %s: %s", id, stderr.String())
+					ts.Fatalf("the server ended while waiting for %s: %s", what, stderr.String())
 				}
-				var m struct {
-					ID json.RawMessage `json:"id"`
-				}
-				if json.Unmarshal(l, &m) == nil && string(m.ID) == id {
+				if match(l) {
 					fmt.Fprintf(ts.Stdout(), "%s\n", l)
 					return
 				}
 			case <-deadline:
-				ts.Fatalf("no response with id %s after 20 s", id)
+				ts.Fatalf("no %s after 20 s", what)
 			}
 		}
+	}
+	await := func(id string) {
+		waitFor("response with id "+id, func(l []byte) bool {
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			return json.Unmarshal(l, &m) == nil && string(m.ID) == id
+		})
+	}
+	expect := func(text string) {
+		waitFor("message holding "+text, func(l []byte) bool { return bytes.Contains(l, []byte(text)) })
 	}
 	signalled := false
-	expect := func(text string) {
-		deadline := time.After(20 * time.Second)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					ts.Fatalf("the server ended while waiting for %s: %s", text, stderr.String())
-				}
-				if bytes.Contains(l, []byte(text)) {
-					fmt.Fprintf(ts.Stdout(), "%s\n", l)
-					return
-				}
-			case <-deadline:
-				ts.Fatalf("no message holding %s after 20 s", text)
-			}
-		}
-	}
 	for _, line := range strings.Split(ts.ReadFile(args[len(args)-1]), "\n") {
 		op, rest, _ := strings.Cut(line, " ")
 		switch op {
