@@ -189,6 +189,24 @@ func answerAll(t *testing.T, f *filter, w *writer) []string {
 	return passed
 }
 
+// endsAfter checks that what the filter passes on (read through r) holds
+// nothing more and does not end while a request waits for its answer, and
+// ends once answer is written to w.
+func endsAfter(t *testing.T, r *bufio.Reader, w *writer, answer string) {
+	t.Helper()
+	eof := make(chan error, 1)
+	go func() { _, err := r.ReadByte(); eof <- err }()
+	select {
+	case err := <-eof:
+		t.Fatalf("passed on more, or ended before the answer: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	_, _ = w.Write([]byte(answer + "\n"))
+	if err := <-eof; err != io.EOF {
+		t.Fatalf("then %v, want EOF", err)
+	}
+}
+
 // TestFilter: lines that are not well-formed JSON-RPC get an error, and the
 // session goes on; the end of the input waits for the requests passed on
 // to be answered.
@@ -205,17 +223,7 @@ func TestFilter(t *testing.T) {
 	if n := strings.Count(out.String(), `"error"`); n != 4 {
 		t.Fatalf("%d errors sent: %s", n, out.String())
 	}
-	eof := make(chan error, 1)
-	go func() { _, err := r.ReadByte(); eof <- err }()
-	select {
-	case err := <-eof:
-		t.Fatalf("the end of the input came before the answer: %v", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
-	if err := <-eof; err != io.EOF {
-		t.Fatalf("then %v, want EOF", err)
-	}
+	endsAfter(t, r, w, `{"jsonrpc":"2.0","id":2,"result":{}}`)
 	if !strings.HasSuffix(out.String(), `{"jsonrpc":"2.0","id":2,"result":{}}`+"\n") {
 		t.Fatalf("the answer went out as %q", out.String())
 	}
@@ -351,17 +359,7 @@ func TestSameIDAsTheSDKReadsIt(t *testing.T) {
 	if got, err := r.ReadString('\n'); err != nil || got != `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n" {
 		t.Fatalf("passed on %q, %v", got, err)
 	}
-	eof := make(chan error, 1)
-	go func() { _, err := r.ReadByte(); eof <- err }()
-	select {
-	case err := <-eof:
-		t.Fatalf("passed on more, or ended before the answer: %v", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
-	if err := <-eof; err != io.EOF {
-		t.Fatalf("then %v, want EOF", err)
-	}
+	endsAfter(t, r, w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
 	want := `{"error":{"code":-32600,"message":"invalid request: the id 1.0 is read by toolkit as that of a request still in flight; give each request an id of its own"},"id":1.0,"jsonrpc":"2.0"}` + "\n" +
 		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
 	if out.String() != want {
