@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"toolkit/internal/outcome"
-	"toolkit/internal/replace"
-	"toolkit/internal/root"
 )
 
 // readBytes answers a read with encoding base64: the file's bytes from
@@ -17,7 +15,7 @@ import (
 // what the call's text may hold once encoded, in base64, then a line that
 // says which bytes they are, the file's sha256 and where to go on. Any
 // regular file, text or not: a host moves a build's artefact out this way.
-func readBytes(a Args, r *root.Root, f *os.File, size int64) outcome.Outcome {
+func readBytes(a Args, f *os.File, size int64) outcome.Outcome {
 	start := int64(0)
 	if a.Offset != nil {
 		start = int64(*a.Offset)
@@ -38,7 +36,7 @@ func readBytes(a Args, r *root.Root, f *os.File, size int64) outcome.Outcome {
 	d := Details{Path: a.Path, Kind: "bytes", Bytes: size}
 	var sum string
 	if size <= MaxWhole {
-		if s, err := replace.HashFile(r, a.Path); err == nil {
+		if s, err := hashOf(f, size); err == nil {
 			sum = s
 			d.SHA256 = &sum
 		}

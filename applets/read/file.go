@@ -220,9 +220,12 @@ func (rd *fileReader) done(text string, first, shown int64, total, next *int64, 
 }
 
 // wholeHash is the sha256 of the file's bytes.
-func (rd *fileReader) wholeHash() (string, error) {
+func (rd *fileReader) wholeHash() (string, error) { return hashOf(rd.src.r, rd.src.size) }
+
+// hashOf is the sha256 of the first size bytes of r.
+func hashOf(r io.ReaderAt, size int64) (string, error) {
 	h := sha256.New()
-	_, err := io.Copy(h, io.NewSectionReader(rd.src.r, 0, rd.src.size))
+	_, err := io.Copy(h, io.NewSectionReader(r, 0, size))
 	return hex.EncodeToString(h.Sum(nil)), err
 }
 

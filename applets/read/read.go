@@ -185,7 +185,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		return outcome.Failure("%s: not a regular file", a.Path)
 	}
 	if base64 {
-		return readBytes(a, r, f, fi.Size())
+		return readBytes(a, f, fi.Size())
 	}
 	src, err := openSource(ctx, f, fi.Size())
 	if err != nil {
