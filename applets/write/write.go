@@ -214,8 +214,8 @@ func dropSpace(r rune) rune {
 	return r
 }
 
-// newlineless reads base64 text without the line ends it is wrapped in
-// (base64 -w 76 makes them).
+// newlineless reads base64 text without the blanks and line ends it is
+// wrapped in (base64 -w 76 makes them), those dropSpace drops.
 type newlineless struct{ r io.Reader }
 
 func (n newlineless) Read(p []byte) (int, error) {
@@ -223,7 +223,7 @@ func (n newlineless) Read(p []byte) (int, error) {
 		k, err := n.r.Read(p)
 		j := 0
 		for _, c := range p[:k] {
-			if c != '\n' && c != '\r' && c != ' ' && c != '\t' {
+			if dropSpace(rune(c)) >= 0 {
 				p[j] = c
 				j++
 			}
