@@ -20,3 +20,17 @@ func TestCheckGlob(t *testing.T) {
 		}
 	}
 }
+
+// TestTypeGlobs: every glob of the type table is one doublestar takes.
+func TestTypeGlobs(t *testing.T) {
+	for name, globs := range Types {
+		for _, g := range globs {
+			if err := CheckGlob(g); err != nil {
+				t.Errorf("%s: %s %v", name, g, err)
+			}
+		}
+	}
+	if !OfType("c", "x.H") || !OfType("make", "GNUmakefile") || OfType("go", "x.gox") {
+		t.Error("OfType")
+	}
+}

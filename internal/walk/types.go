@@ -1,8 +1,9 @@
 package walk
 
 import (
-	"path"
 	"slices"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Types are the file types grep's type takes, with the names their files
@@ -46,10 +47,7 @@ var Types = map[string][]string{
 }
 
 // OfType reports whether a file called name is of the type t (a key of
-// Types).
+// Types), by the matcher of every other glob.
 func OfType(t, name string) bool {
-	return slices.ContainsFunc(Types[t], func(glob string) bool {
-		ok, _ := path.Match(glob, name)
-		return ok
-	})
+	return slices.ContainsFunc(Types[t], func(glob string) bool { return doublestar.MatchUnvalidated(glob, name) })
 }
