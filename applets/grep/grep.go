@@ -375,14 +375,9 @@ func (s *search) file(e walk.Entry) {
 		return
 	}
 	s.searched.Add(1)
-	// Text in UTF-16 or UTF-32 (with a byte-order mark, read's rule) is
+	// Text in UTF-16 or UTF-32 with a byte-order mark (read's rule) is
 	// searched decoded; a UTF-8 byte-order mark is not part of line 1.
-	if len(buf) >= 2 && (buf[0] == 0xff && buf[1] == 0xfe || buf[0] == 0xfe && buf[1] == 0xff || buf[0] == 0 && buf[1] == 0) {
-		if enc, err := text.Binary(buf[:min(len(buf), text.SniffSize)], int64(len(buf))); err == nil && enc.Unit != 0 {
-			buf = text.Decode(buf, enc)
-		}
-	}
-	buf = bytes.TrimPrefix(buf, bom)
+	buf = text.Decode(buf, text.Detect(buf[:min(len(buf), text.SniffSize)], len(buf) <= text.SniffSize))
 	var lower []byte
 	if s.find.fold {
 		b[1] = lowerASCII(b[1], buf)
@@ -402,8 +397,6 @@ func (s *search) file(e walk.Entry) {
 	}
 	s.scan(buf, lower, s.display(e.Path), mtime)
 }
-
-var bom = []byte("\xef\xbb\xbf")
 
 // scan finds the matches in one file's bytes.
 func (s *search) scan(buf, lower []byte, display string, mtime time.Time) {
