@@ -47,7 +47,6 @@ type keeper struct {
 	running *proc.Running // the command; nil for an adopted job
 	out     *os.File      // the output pipe, or the terminal's master
 	input   *os.File      // the command's stdin pipe, or the master; nil for an adopted job
-	tree    *proc.Tree
 }
 
 // Message is what a look sends a keeper through its FIFO, one JSON line
@@ -117,7 +116,7 @@ func (k *keeper) startCommand() error {
 	if err != nil {
 		return fmt.Errorf("cannot start /bin/sh: %w", err)
 	}
-	k.running, k.out, k.input, k.tree = r, r.Out, r.In, r.Tree
+	k.running, k.out, k.input = r, r.Out, r.In
 	if k.spec.TTY {
 		k.status.Input = r.Terminal
 	} else {
@@ -227,8 +226,8 @@ func (k *keeper) run() {
 // process that still holds its output.
 func (k *keeper) stopAll() proc.StopResult {
 	grace := time.Duration(k.spec.Grace)
-	if k.tree != nil {
-		return k.tree.Stop(grace)
+	if k.running != nil {
+		return k.running.Tree.Stop(grace)
 	}
 	return proc.StopFound(func() []int { return proc.HoldersOf(proc.Others(), k.status.Pipe) }, grace)
 }
