@@ -133,7 +133,7 @@ func marked(marker string) []int {
 	names, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, name := range names {
 		b, err := os.ReadFile(name)
-		if err != nil || !bytes.Contains(b, []byte(marker)) {
+		if err != nil || !holdsPath(b, marker) {
 			continue
 		}
 		pid, _ := strconv.Atoi(strings.Split(name, "/")[2])
@@ -150,6 +150,30 @@ func marked(marker string) []int {
 		out = append(out, pid)
 	}
 	return out
+}
+
+// holdsPath reports whether a command line holds the path marker whole:
+// not as the start of a longer name. Scripts run at once, and one's work
+// directory ($TMP/script-call) is the start of another's
+// ($TMP/script-call_job_kept): the end of the first must not stop the
+// second's processes.
+func holdsPath(cmdline []byte, marker string) bool {
+	for b := cmdline; ; {
+		i := bytes.Index(b, []byte(marker))
+		if i < 0 {
+			return false
+		}
+		end := i + len(marker)
+		if end == len(b) || !nameByte(b[end]) {
+			return true
+		}
+		b = b[i+1:]
+	}
+}
+
+// nameByte reports whether c may go on a name: a letter, a digit, _, - or .
+func nameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
 }
 
 func killMarked(marker string) {
@@ -401,5 +425,23 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 	case <-time.After(20 * time.Second):
 		_ = cmd.Process.Kill()
 		ts.Fatalf("the server did not end within 20 s of the end of its input or a signal")
+	}
+}
+
+// TestHoldsPath: a script's work directory is found in a command line as a
+// whole path, never as the start of another script's.
+func TestHoldsPath(t *testing.T) {
+	for cmdline, want := range map[string]bool{
+		"toolkit\x00__keeper\x00/tmp/x/script-call/state/jobs/ab":  true,
+		"/tmp/x/script-call/nap\x00300":                            true,
+		"sh\x00-c\x00cd /tmp/x/script-call; ls":                    true,
+		"/tmp/x/script-call":                                       true,
+		"toolkit\x00__keeper\x00/tmp/x/script-call_job_kept/state": false,
+		"/tmp/x/script-call.2/nap":                                 false,
+		"/tmp/x/script-call_job_kept /tmp/x/script-call/nap":       true,
+	} {
+		if got := holdsPath([]byte(cmdline), "/tmp/x/script-call"); got != want {
+			t.Errorf("%q: %v, want %v", cmdline, got, want)
+		}
 	}
 }
