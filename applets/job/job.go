@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -47,7 +46,7 @@ type Args struct {
 	ID         *string `json:"id,omitempty" flag:"ID" check:"name" desc:"The job to look at, as shell named it ([still running as job 3f2a]). Leave it out to list the jobs."`
 	Input      *string `json:"input,omitempty" flag:"--input TEXT" usage:"write TEXT to the job's stdin" check:"nonul" desc:"Text to write to the job's stdin, or to its terminal when it runs with tty (end a line with \\n; control characters such as \\u0003 for ^C pass on a terminal)."`
 	CloseStdin bool    `json:"close_stdin,omitempty" flag:"--close-stdin" usage:"end the job's input (EOF)" desc:"End the job's input after input (EOF; ^D on a terminal)."`
-	Signal     *string `json:"signal,omitempty" flag:"--signal NAME" usage:"stop the job (stop), or send it a signal: INT, TERM, KILL, HUP, QUIT, USR1, USR2, TSTP, CONT, WINCH" desc:"\"stop\" stops the job and everything it started, as a timeout does. Any other signal (INT, TERM, KILL, HUP, QUIT, USR1, USR2, TSTP, CONT, WINCH) goes to the job's process group."`
+	Signal     *string `json:"signal,omitempty" flag:"--signal NAME" check:"oneof=stop INT TERM KILL HUP QUIT USR1 USR2 TSTP CONT WINCH SIGINT SIGTERM SIGKILL SIGHUP SIGQUIT SIGUSR1 SIGUSR2 SIGTSTP SIGCONT SIGWINCH,anycase" usage:"stop the job (stop), or send it a signal: INT, TERM, KILL, HUP, QUIT, USR1, USR2, TSTP, CONT, WINCH" desc:"\"stop\" stops the job and everything it started, as a timeout does. Any other signal (INT, TERM, KILL, HUP, QUIT, USR1, USR2, TSTP, CONT, WINCH) goes to the job's process group."`
 	WaitSecs   *int    `json:"wait_secs,omitempty" flag:"--wait N" usage:"wait up to N seconds for the job to end, for until, or for it to wait for input" check:"min=0" desc:"Wait up to this many seconds (at most 600) for the job to end, for until to match its new output, or for it to wait for input. Default 0, or 2 after input or a signal."`
 	Until      *string `json:"until,omitempty" flag:"--until REGEXP" usage:"stop waiting when the new output matches REGEXP" desc:"A regular expression (RE2 syntax) that ends the wait when the job's new output matches it: a prompt, \"listening on\", a test summary."`
 	MaxOutput  *int    `json:"max_output,omitempty" check:"min=1" desc:"The most text to show, in bytes, as shell's max_output."`
@@ -125,9 +124,6 @@ var Applet = cmdline.Applet[Args]{
 // MaxWait bounds wait_secs, as shell's timeout is bounded.
 const MaxWait = 600
 
-// The signals a job takes, besides stop.
-var signals = []string{"INT", "TERM", "KILL", "HUP", "QUIT", "USR1", "USR2", "TSTP", "CONT", "WINCH"}
-
 // Run carries out one job call.
 func Run(ctx context.Context, a Args) outcome.Outcome {
 	if a.Host.MaxOutput <= 0 {
@@ -154,14 +150,11 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	var sig syscall.Signal
 	stop := false
 	if a.Signal != nil {
-		name := strings.TrimPrefix(strings.ToUpper(*a.Signal), "SIG")
-		switch {
-		case name == "STOP" && strings.EqualFold(*a.Signal, "stop"):
+		// The decoder took only the names Args declares, in any case.
+		if name := strings.ToUpper(*a.Signal); name == "STOP" {
 			stop = true
-		case slices.Contains(signals, name):
-			sig = unix.SignalNum("SIG" + name)
-		default:
-			return outcome.Misuse("input: signal %q: give stop, or one of %s", *a.Signal, strings.Join(signals, ", "))
+		} else {
+			sig = unix.SignalNum("SIG" + strings.TrimPrefix(name, "SIG"))
 		}
 	}
 	wait := 0

@@ -38,6 +38,7 @@ type Field struct {
 	Bytes    bool // a String held as []byte: a large text decoded with one copy
 	Min      *int64
 	OneOf    []string // the values a String may take, when they are few (check:"oneof=a b c")
+	AnyCase  bool     // OneOf's values in any case (check:"anycase")
 
 	Elem   *Field  // a List's elements
 	Fields []Field // an Object's fields
@@ -99,6 +100,8 @@ func Fields(t reflect.Type) []Field {
 				f.IfMatch = true
 			case c == "name":
 				f.IsName = true
+			case c == "anycase":
+				f.AnyCase = true
 			case strings.HasPrefix(c, "oneof="):
 				f.OneOf = strings.Fields(c[len("oneof="):])
 			case strings.HasPrefix(c, "min="):
@@ -209,7 +212,7 @@ func problem(f Field, v reflect.Value) string {
 		if f.IfMatch && !IsIfMatch(s) {
 			return fmt.Sprintf("must be a sha256 (12 to 64 hex digits) or \"absent\", not %q", s)
 		}
-		if len(f.OneOf) > 0 && !slices.Contains(f.OneOf, s) {
+		if len(f.OneOf) > 0 && !slices.ContainsFunc(f.OneOf, func(o string) bool { return o == s || f.AnyCase && strings.EqualFold(o, s) }) {
 			return fmt.Sprintf("must be %s, not %q", orList(f.OneOf), s)
 		}
 		if f.IsName && !IsName(s) {

@@ -17,6 +17,8 @@ type testArgs struct {
 	Env     map[string]string `json:"env" check:"envmap,nonul"`
 	Stdin   *string           `json:"stdin"`
 	Raw     bool              `json:"raw"`
+	Mode    *string           `json:"mode" check:"oneof=on off"`
+	Signal  *string           `json:"signal" check:"oneof=INT TERM,anycase"`
 	Host    int               `json:"-"`
 }
 
@@ -24,6 +26,7 @@ func TestDecodeGood(t *testing.T) {
 	five := 5
 	thirty := 30
 	hi := "hi\x00there"
+	lower := "int"
 	for name, tc := range map[string]struct {
 		in   string
 		want testArgs
@@ -37,6 +40,7 @@ func TestDecodeGood(t *testing.T) {
 		"escapes":        {`{"command":"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00"}`, testArgs{Command: "a\"b\\c/d\b\f\n\r\té😀"}},
 		"lone surrogate": {`{"command":"x\ud800y"}`, testArgs{Command: "x\uFFFDy"}},
 		"invalid utf8":   {"{\"command\":\"a\xffb\"}", testArgs{Command: "a\uFFFDb"}},
+		"anycase":        {`{"command":"ls","signal":"int"}`, testArgs{Command: "ls", Signal: &lower}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var got testArgs
@@ -64,8 +68,8 @@ func TestDecodeBad(t *testing.T) {
 		"unknown near":     {`{"comand":"ls"}`, `input: unknown field "comand" (did you mean "command"?)`},
 		"unknown prefix":   {`{"command":"ls","timeout":5}`, `input: unknown field "timeout" (did you mean "timeout_secs"?)`},
 		"unknown case":     {`{"Command":"ls"}`, `input: unknown field "Command" (did you mean "command"?)`},
-		"unknown far":      {`{"command":"ls","colour":1}`, `input: unknown field "colour"; the fields are command, cwd, env, raw, stdin, timeout_secs`},
-		"host field":       {`{"command":"ls","Host":1}`, `input: unknown field "Host"; the fields are command, cwd, env, raw, stdin, timeout_secs`},
+		"unknown far":      {`{"command":"ls","colour":1}`, `input: unknown field "colour"; the fields are command, cwd, env, mode, raw, signal, stdin, timeout_secs`},
+		"host field":       {`{"command":"ls","Host":1}`, `input: unknown field "Host"; the fields are command, cwd, env, mode, raw, signal, stdin, timeout_secs`},
 		"twice":            {`{"command":"ls","command":"rm"}`, `input: field "command" given twice (at offset 16)`},
 		"missing":          {`{"cwd":"/"}`, `input: missing required field "command"`},
 		"null required":    {`{"command":null}`, `input: "command" must be a string, not null`},
@@ -83,6 +87,8 @@ func TestDecodeBad(t *testing.T) {
 		"env empty name":   {`{"command":"ls","env":{"":"1"}}`, `input: "env" has a name that cannot be an environment variable: ""`},
 		"env twice":        {`{"command":"ls","env":{"A":"1","A":"2"}}`, `input: "env" names "A" twice (at offset 31)`},
 		"bool as string":   {`{"command":"ls","raw":"yes"}`, `input: "raw" must be a boolean, not a string`},
+		"not one of":       {`{"command":"ls","mode":"ON"}`, `input: "mode" must be on or off, not "ON"`},
+		"not one of, case": {`{"command":"ls","signal":"BOGUS"}`, `input: "signal" must be INT or TERM, not "BOGUS"`},
 		"control in str":   {"{\"command\":\"a\nb\"}", "input: invalid JSON at offset 13: control character 0x0a in a string (it must be escaped)"},
 		"bad escape":       {`{"command":"a\qb"}`, "input: invalid JSON at offset 13: invalid escape sequence `\\q` in string"},
 		"bad unicode":      {`{"command":"\u12g4"}`, "input: invalid JSON at offset 12: invalid escape sequence `\\u12g4` in string"},
