@@ -76,6 +76,8 @@ func scriptParams(dir string) testscript.Params {
 			"signal":      cmdSignal,
 			"mcp-session": cmdMCPSession,
 			"lines":       cmdLines,
+			"mkmedia":     cmdMkMedia,
+			"picture":     cmdPicture,
 		},
 	}
 }

@@ -22,6 +22,7 @@ package call
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -185,7 +186,7 @@ func one(ctx context.Context, data []byte, h cmdline.Host) (any, bool, error) {
 			return nil, false, err
 		}
 		o := anthropic(ctx, b, h)
-		return toolResult{Type: "tool_result", ToolUseID: b.ID, Content: textOf(o), IsError: o.Kind != outcome.Done}, o.Kind != outcome.Done, nil
+		return toolResult{Type: "tool_result", ToolUseID: b.ID, Content: anthropicContent(o), IsError: o.Kind != outcome.Done}, o.Kind != outcome.Done, nil
 	case "function_call":
 		if err := errors.Join(need("a call_id", b.CallID), need("a name", b.Name)); err != nil {
 			return nil, false, err
@@ -194,7 +195,7 @@ func one(ctx context.Context, data []byte, h cmdline.Host) (any, bool, error) {
 			return nil, false, fmt.Errorf("a function_call block needs arguments (a JSON string)")
 		}
 		o := runTool(ctx, b.Name, []byte(*b.Arguments), h)
-		return functionOutput{Type: "function_call_output", CallID: b.CallID, Output: textOf(o)}, o.Kind != outcome.Done, nil
+		return functionOutput{Type: "function_call_output", CallID: b.CallID, Output: openaiOutput(o)}, o.Kind != outcome.Done, nil
 	case "shell_call":
 		if err := need("a call_id", b.CallID); err != nil {
 			return nil, false, err
@@ -223,14 +224,78 @@ func one(ctx context.Context, data []byte, h cmdline.Host) (any, bool, error) {
 type toolResult struct {
 	Type      string `json:"type"`
 	ToolUseID string `json:"tool_use_id"`
-	Content   string `json:"content"`
+	Content   any    `json:"content"` // the text, or blocks with a picture or a document
 	IsError   bool   `json:"is_error,omitzero"`
 }
 
 type functionOutput struct {
 	Type   string `json:"type"`
 	CallID string `json:"call_id"`
-	Output string `json:"output"`
+	Output any    `json:"output"` // the text, or items with a picture or a document
+}
+
+// Anthropic's content blocks for a tool_result: TextBlockParam, and
+// ImageBlockParam or DocumentBlockParam with a base64 source.
+type (
+	textBlock struct {
+		Type string `json:"type"` // "text"
+		Text string `json:"text"`
+	}
+	sourceBlock struct {
+		Type   string       `json:"type"` // "image" or "document"
+		Source base64Source `json:"source"`
+	}
+	base64Source struct {
+		Type      string `json:"type"` // "base64"
+		MediaType string `json:"media_type"`
+		Data      []byte `json:"data"`
+	}
+)
+
+// anthropicContent is a tool_result's content: the text, or, with a
+// picture or a document, a text block and an image or document block.
+func anthropicContent(o outcome.Outcome) any {
+	m := o.Media
+	if m == nil {
+		return textOf(o)
+	}
+	kind := "document"
+	if m.IsImage() {
+		kind = "image"
+	}
+	return []any{textBlock{"text", o.Text}, sourceBlock{kind, base64Source{"base64", m.Type, m.Data}}}
+}
+
+// OpenAI's items for a function_call_output: input_text, and input_image
+// or input_file, each with the bytes as a data URL.
+type (
+	inputText struct {
+		Type string `json:"type"` // "input_text"
+		Text string `json:"text"`
+	}
+	inputImage struct {
+		Type     string `json:"type"` // "input_image"
+		ImageURL string `json:"image_url"`
+	}
+	inputFile struct {
+		Type     string `json:"type"` // "input_file"
+		Filename string `json:"filename"`
+		FileData string `json:"file_data"`
+	}
+)
+
+// openaiOutput is a function_call_output's output: the text, or, with a
+// picture or a document, an input_text and an input_image or input_file.
+func openaiOutput(o outcome.Outcome) any {
+	m := o.Media
+	if m == nil {
+		return textOf(o)
+	}
+	url := "data:" + m.Type + ";base64," + base64.StdEncoding.EncodeToString(m.Data)
+	if m.IsImage() {
+		return []any{inputText{"input_text", o.Text}, inputImage{"input_image", url}}
+	}
+	return []any{inputText{"input_text", o.Text}, inputFile{"input_file", m.Name, url}}
 }
 
 // runTool runs one of toolkit's tools on a JSON input, as toolkit mcp does.

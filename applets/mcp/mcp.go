@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -422,8 +423,20 @@ func result(o outcome.Outcome) *sdk.CallToolResult {
 	if o.Kind != outcome.Done {
 		text = o.Message // the usage line is the command line's, not the model's
 	}
+	content := []sdk.Content{&sdk.TextContent{Text: text}}
+	if m := o.Media; m != nil {
+		// The picture as an image block, a document as an embedded
+		// resource; the structured content says what was sent without its
+		// bytes, which a client would otherwise carry twice.
+		if m.IsImage() {
+			content = append(content, &sdk.ImageContent{Data: m.Data, MIMEType: m.Type})
+		} else {
+			content = append(content, &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "toolkit://read/" + url.PathEscape(m.Name), MIMEType: m.Type, Blob: m.Data}})
+		}
+		o.Media = nil
+	}
 	return &sdk.CallToolResult{
-		Content:           []sdk.Content{&sdk.TextContent{Text: text}},
+		Content:           content,
 		IsError:           o.Kind != outcome.Done,
 		StructuredContent: json.RawMessage(o.JSON()),
 	}

@@ -58,6 +58,8 @@ type Args struct {
 	Limit    *int    `json:"limit,omitempty" flag:"--limit N" usage:"show N lines (default 2000)" check:"min=1" desc:"How many lines to show; default 2000."`
 	Encoding *string `json:"encoding,omitempty" flag:"--encoding NAME" usage:"text (default), or base64: the file's bytes, offset and limit in bytes" check:"oneof=text base64" desc:"text (default): numbered lines. base64: the file's bytes, any file's, base64-encoded; offset (from 0; negative from the end) and limit are then in bytes."`
 	MaxBytes *int    `json:"max_bytes,omitempty" check:"min=1" desc:"The most text to show, in bytes; the last line then says where to go on. Default and ceiling: the host's (256 KiB, or 100 KiB through toolkit mcp)."`
+	Region   []int   `json:"region,omitempty" flag:"--region X,Y,W,H" usage:"of a picture, show only this part (in its own pixels), before it is scaled" desc:"For a picture: [x, y, width, height] in the picture's own pixels. Only that part is shown, cropped before it is scaled down, so small text in a large screenshot can be read."`
+	Pages    *string `json:"pages,omitempty" flag:"--pages RANGE" usage:"of a PDF, these pages as numbered text (\"3-7\"), through pdftotext" desc:"For a PDF: the pages to show as numbered text, such as \"3-7\" or \"5\" (needs pdftotext). Without it, the PDF itself is shown to you as a document."`
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -70,18 +72,26 @@ type Options struct {
 	// MaxText is the most text shown, and the most a call's max_bytes may
 	// ask; default MaxText.
 	MaxText int
+	// A picture over these is scaled down (0: the defaults,
+	// DefaultImageMaxEdge and the others).
+	ImageMaxEdge, ImageMaxPixels, ImageMaxBytes int
+	// A PDF over these is refused as a document (0: DefaultPDFMaxBytes,
+	// DefaultPDFMaxPages).
+	PDFMaxBytes, PDFMaxPages int
 }
 
 // Details are the facts of a read for --json.
 type Details struct {
-	Path       string  `json:"path"`
-	Kind       string  `json:"kind"` // "file" or "directory"
-	SHA256     *string `json:"sha256"`
-	Bytes      int64   `json:"bytes"`
-	FirstLine  int64   `json:"first_line"`
-	LinesShown int64   `json:"lines_shown"`
-	TotalLines *int64  `json:"total_lines"`
-	NextOffset *int64  `json:"next_offset"`
+	Path       string      `json:"path"`
+	Kind       string      `json:"kind"` // "file" or "directory"
+	SHA256     *string     `json:"sha256"`
+	Bytes      int64       `json:"bytes"`
+	FirstLine  int64       `json:"first_line"`
+	LinesShown int64       `json:"lines_shown"`
+	TotalLines *int64      `json:"total_lines"`
+	NextOffset *int64      `json:"next_offset"`
+	Image      *ImageFacts `json:"image,omitempty"` // kind "image"
+	PDF        *PDFFacts   `json:"pdf,omitempty"`   // kind "pdf"
 }
 
 // Limits.
@@ -109,8 +119,10 @@ var Applet = cmdline.Applet[Args]{
 	Flags:       HostFlags(MaxText),
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{Root: h.Root}
-		if h.Settings != nil {
-			a.Host.MaxText = h.Settings.Int("max-bytes")
+		if s := h.Settings; s != nil {
+			a.Host.MaxText = s.Int("max-bytes")
+			a.Host.ImageMaxEdge, a.Host.ImageMaxPixels, a.Host.ImageMaxBytes = s.Int("image-max-edge"), s.Int("image-max-pixels"), s.Int("image-max-bytes")
+			a.Host.PDFMaxBytes, a.Host.PDFMaxPages = s.Int("pdf-max-bytes"), s.Int("pdf-max-pages")
 		}
 		return Run(ctx, *a)
 	},
@@ -121,6 +133,11 @@ var Applet = cmdline.Applet[Args]{
 func HostFlags(maxText int) []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "max-bytes", Value: maxText, EnvVars: []string{"TOOLKIT_MAX_BYTES"}, Usage: "show at most `BYTES` of text; the most a call's max_bytes may ask"},
+		&cli.IntFlag{Name: "image-max-edge", Value: DefaultImageMaxEdge, EnvVars: []string{"TOOLKIT_IMAGE_MAX_EDGE"}, Usage: "scale a picture down to at most `PIXELS` a side"},
+		&cli.IntFlag{Name: "image-max-pixels", Value: DefaultImageMaxPixels, EnvVars: []string{"TOOLKIT_IMAGE_MAX_PIXELS"}, Usage: "scale a picture down to at most `PIXELS` in all"},
+		&cli.IntFlag{Name: "image-max-bytes", Value: DefaultImageMaxBytes, EnvVars: []string{"TOOLKIT_IMAGE_MAX_BYTES"}, Usage: "send a picture of at most `BYTES` in base64, scaling it down further if need be"},
+		&cli.IntFlag{Name: "pdf-max-bytes", Value: DefaultPDFMaxBytes, EnvVars: []string{"TOOLKIT_PDF_MAX_BYTES"}, Usage: "send a PDF of at most `BYTES` as a document"},
+		&cli.IntFlag{Name: "pdf-max-pages", Value: DefaultPDFMaxPages, EnvVars: []string{"TOOLKIT_PDF_MAX_PAGES"}, Usage: "send a PDF of at most `PAGES` as a document"},
 	}
 }
 
@@ -155,6 +172,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	offset = max(-math.MaxInt64/4, min(offset, math.MaxInt64/4))
 	limit = min(limit, math.MaxInt64/4)
 
+	if a.Region != nil && len(a.Region) != 4 {
+		return outcome.Misuse("input: region must be [x, y, width, height], not %d numbers", len(a.Region))
+	}
 	r := a.Host.Root
 	if own, ok := ownOutput(r, a.Path); ok {
 		defer own.Close()
@@ -190,6 +210,12 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	src, err := openSource(ctx, f, fi.Size())
 	if err != nil {
 		return outcome.Failure("%s: %s", a.Path, root.Reason(err))
+	}
+	if typ := mediaType(src.head); typ != "" {
+		return readMedia(ctx, a, src, typ)
+	}
+	if a.Region != nil || a.Pages != nil {
+		return outcome.Misuse("input: region is for a picture, pages for a PDF; %s is neither", a.Path)
 	}
 	rd := &fileReader{ctx: ctx, a: a, src: src, offset: offset, limit: limit, maxText: maxText(a)}
 	return rd.run()

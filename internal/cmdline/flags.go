@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -133,7 +134,22 @@ func fromFlags(c *cli.Context, st reflect.Value, fields []Field) error {
 			}
 			set(st, f, reflect.ValueOf(m))
 		case input.List:
-			set(st, f, reflect.ValueOf(TextsOf(c, s.name)))
+			if f.Elem.Type != input.Integer {
+				set(st, f, reflect.ValueOf(TextsOf(c, s.name)))
+				break
+			}
+			// Numbers: one or more to a flag, between commas.
+			var ns []int
+			for _, t := range TextsOf(c, s.name) {
+				for w := range strings.SplitSeq(t, ",") {
+					n, err := strconv.Atoi(strings.TrimSpace(w))
+					if err != nil {
+						return fmt.Errorf("--%s wants whole numbers between commas, not %q", s.name, t)
+					}
+					ns = append(ns, n)
+				}
+			}
+			set(st, f, reflect.ValueOf(ns))
 		default:
 			v := c.String(s.name)
 			if s.file {

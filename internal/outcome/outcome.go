@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Kind says which of the three results an Outcome is.
@@ -56,6 +57,33 @@ type Outcome struct {
 	// Status, when not nil, replaces the exit status of a Done outcome
 	// (shell --status: exit as the command did).
 	Status *int
+	// Media, when not nil, is what a model is to see beside the text: a
+	// picture or a document. --json carries it as {media_type, data}; MCP
+	// and toolkit call as the block each protocol has for it.
+	Media *Media
+}
+
+// Media is a picture or a document, its bytes as they are sent.
+type Media struct {
+	Type string // "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"
+	Name string // the file's base name, for the APIs that take one
+	Data []byte
+}
+
+// IsImage says whether m is a picture (else a document).
+func (m *Media) IsImage() bool { return strings.HasPrefix(m.Type, "image/") }
+
+func (m *Media) noun() string {
+	if m.IsImage() {
+		return "picture"
+	}
+	return "document"
+}
+
+// mediaJSON is Media in --json.
+type mediaJSON struct {
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"` // base64
 }
 
 // Success returns a Done outcome.
@@ -120,6 +148,9 @@ func (o Outcome) Print(stdout, stderr io.Writer, applet string, mode Mode) int {
 				text = o.Epilogue
 			}
 			_, _ = io.WriteString(stdout, text)
+			if o.Media != nil && !o.Streamed {
+				_, _ = io.WriteString(stdout, "[the "+o.Media.noun()+" itself comes through --json, toolkit mcp or toolkit call]\n")
+			}
 		case ToolError:
 			fmt.Fprintf(stderr, "%s: %s\n", prefix, o.Message)
 		case UsageError:
@@ -146,6 +177,10 @@ func (o Outcome) JSON() []byte {
 		if o.Kind == UsageError {
 			buf.WriteString(`,"usage":true`)
 		}
+	}
+	if o.Media != nil {
+		buf.WriteString(`,"media":`)
+		buf.Write(Marshal(mediaJSON{MediaType: o.Media.Type, Data: o.Media.Data}))
 	}
 	if o.Details != nil {
 		if d := Marshal(o.Details); len(d) > 2 && d[0] == '{' {

@@ -16,6 +16,11 @@ func Schema(details reflect.Type) map[string]any {
 		"text":  map[string]any{"type": "string", "description": "what the model is shown"},
 		"error": map[string]any{"type": "string", "description": "the error, one line"},
 		"usage": map[string]any{"type": "boolean", "description": "the error is in the input"},
+		"media": map[string]any{"type": "object", "description": "a picture or a document for the model, as it is sent",
+			"properties": map[string]any{
+				"media_type": map[string]any{"type": "string"},
+				"data":       map[string]any{"type": "string", "description": "its bytes in base64"},
+			}, "required": []string{"media_type", "data"}, "additionalProperties": false},
 	}
 	if details != nil {
 		for name, s := range structSchema(details)["properties"].(map[string]any) {
