@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"toolkit/internal/mediatest"
 )
 
 type benchEnv struct {
@@ -97,6 +99,7 @@ func cases(e *benchEnv) []comparison {
 	// Jobs are kept in a state directory of the benchmark's own.
 	os.Setenv("TOOLKIT_STATE", e.path("state"))
 	small := e.path("small.txt")
+	photo := e.path("photo.jpg")
 	stopJobs := func() { _ = exec.Command(tk, "job", "--stop-all").Run() }
 	// The look's argv: its job's id is known once setup has started it.
 	look := []string{tk, "job", ""}
@@ -150,6 +153,14 @@ func cases(e *benchEnv) []comparison {
 			group: "glob", name: "**/*_test.go in the Go source tree, newest first, GOMAXPROCS=16",
 			base: []string{"/bin/sh", "-c", "find " + src + " -name '*_test.go' -printf '%T@ %p\\n' | sort -rn"}, tool: []string{tk, "glob", "**/*_test.go", src}, env: []string{"GOMAXPROCS=16"},
 			runs: e.runs, target: "≤ 1.0×, peak ≤ 64 MiB", limit: 1.0, maxMiB: 64, setup: warm,
+		},
+		{
+			group: "read", name: "a 12-megapixel JPEG (4032×3024, 5.1 MB) read and scaled to 1238×928, against moving its bytes out in base64",
+			base: []string{"/bin/sh", "-c", "base64 " + photo + " > /dev/null"}, tool: []string{tk, "read", "--json", photo},
+			runs: e.runs, target: "toolkit ≤ 300 ms, peak ≤ 96 MiB", maxMS: 300, maxMiB: 96,
+			setup: func() error {
+				return os.WriteFile(photo, mediatest.Encode(mediatest.Picture(4032, 3024, false), "jpeg"), 0o644)
+			},
 		},
 		{
 			group: "job", name: "a command started in the background (toolkit shell --background)",

@@ -13,6 +13,7 @@ import (
 
 	"toolkit/applets"
 	"toolkit/internal/cmdline"
+	"toolkit/internal/mediatest"
 	"toolkit/internal/root"
 )
 
@@ -55,8 +56,15 @@ func TestResultShapes(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
-				t.Fatal(err)
+			for name, data := range map[string][]byte{
+				"f.txt":     []byte("one\ntwo\n"),
+				"shot.png":  mediatest.Encode(mediatest.Picture(200, 100, true), "png"),
+				"photo.jpg": mediatest.Encode(mediatest.Picture(2000, 1500, false), "jpeg"),
+				"doc.pdf":   mediatest.PDF("one"),
+			} {
+				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			data, _ := os.ReadFile(f)
 			var in map[string]any
@@ -76,12 +84,24 @@ func TestResultShapes(t *testing.T) {
 			if schema == nil {
 				t.Fatalf("result of type %q: %s", kind, out)
 			}
-			rs, err := schema.Resolve(nil)
+			// Resolved with the other definitions, which its blocks refer to.
+			whole := &jsonschema.Schema{Ref: "#/$defs/" + kind, Defs: all.Defs}
+			rs, err := whole.Resolve(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := rs.Validate(res); err != nil {
 				t.Fatalf("%v\n%s", err, out)
+			}
+			if strings.Contains(f, "image") || strings.Contains(f, "pdf") {
+				// A text block, then the picture's or the document's.
+				body := res["content"]
+				if kind == "function_call_output" {
+					body = res["output"]
+				}
+				if items, ok := body.([]any); !ok || len(items) != 2 {
+					t.Errorf("no blocks for the picture or document: %.300s", out)
+				}
 			}
 			id := res["call_id"]
 			if kind == "tool_result" {

@@ -2,10 +2,14 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	stdpng "image/png"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 
 	"toolkit/applets"
 	"toolkit/internal/cmdline"
+	"toolkit/internal/mediatest"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
 )
@@ -386,5 +391,51 @@ func TestCancelledAnswerDropped(t *testing.T) {
 	case <-w.allAnswered():
 	default:
 		t.Fatal("a request is still waited for")
+	}
+}
+
+// TestMedia: a picture is an image block and a PDF an embedded resource,
+// beside the text, as the SDK's client reads them; the structured content
+// says what was sent without the bytes.
+func TestMedia(t *testing.T) {
+	dir := t.TempDir()
+	png := mediatest.Encode(mediatest.Picture(3000, 1000, false), "png")
+	pdf := mediatest.PDF("one", "two")
+	if err := os.WriteFile(filepath.Join(dir, "wide.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "doc.pdf"), pdf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := session(t, dir)
+
+	r := call(t, cs, "read", map[string]any{"path": "wide.png"})
+	if r.IsError || len(r.Content) != 2 || !strings.HasPrefix(text(r), "[image wide.png: 3000×1000 PNG") {
+		t.Fatalf("read wide.png: %v %q, %d blocks", r.IsError, text(r), len(r.Content))
+	}
+	img, ok := r.Content[1].(*mcp.ImageContent)
+	if !ok || img.MIMEType != "image/png" {
+		t.Fatalf("second block %T %+v", r.Content[1], r.Content[1])
+	}
+	cfg, err := stdpng.DecodeConfig(bytes.NewReader(img.Data))
+	if err != nil || cfg.Width != 1568 || cfg.Height != 522 {
+		t.Fatalf("the picture: %v, %d×%d", err, cfg.Width, cfg.Height)
+	}
+	st := structured(t, r)
+	if _, has := st["media"]; has || st["kind"] != "image" {
+		t.Fatalf("structured content: %v", st)
+	}
+	wire, _ := json.Marshal(r.Content[1])
+	if !strings.HasPrefix(string(wire), `{"type":"image","mimeType":"image/png","data":"iVBORw0KGgo`) && !strings.HasPrefix(string(wire), `{"type":"image","data":"iVBORw0KGgo`) {
+		t.Fatalf("on the wire: %.80s", wire)
+	}
+
+	r = call(t, cs, "read", map[string]any{"path": "doc.pdf"})
+	if r.IsError || len(r.Content) != 2 {
+		t.Fatalf("read doc.pdf: %v %q", r.IsError, text(r))
+	}
+	res, ok := r.Content[1].(*mcp.EmbeddedResource)
+	if !ok || res.Resource.MIMEType != "application/pdf" || !bytes.Equal(res.Resource.Blob, pdf) || res.Resource.URI != "toolkit://read/doc.pdf" {
+		t.Fatalf("second block %T %+v", r.Content[1], r.Content[1])
 	}
 }

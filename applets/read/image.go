@@ -64,10 +64,11 @@ const (
 // imageLimits are the limits in force for one call.
 type imageLimits struct {
 	edge, pixels, bytes int
+	decode              int64 // the most pixels decoded: MaxDecodePixels
 }
 
 func (a Args) imageLimits() imageLimits {
-	l := imageLimits{a.Host.ImageMaxEdge, a.Host.ImageMaxPixels, a.Host.ImageMaxBytes}
+	l := imageLimits{a.Host.ImageMaxEdge, a.Host.ImageMaxPixels, a.Host.ImageMaxBytes, MaxDecodePixels}
 	if l.edge <= 0 {
 		l.edge = DefaultImageMaxEdge
 	}
@@ -164,8 +165,8 @@ func picture(ctx context.Context, data []byte, typ string, region []int, lim ima
 		return facts, nil, fmt.Errorf("a %s toolkit cannot read (%s); not shown", strings.ToUpper(strings.TrimPrefix(typ, "image/")), brief(err))
 	}
 	facts = ImageFacts{Format: strings.ToUpper(format), Width: cfg.Width, Height: cfg.Height}
-	if int64(cfg.Width)*int64(cfg.Height) > MaxDecodePixels {
-		return facts, nil, fmt.Errorf("a %d×%d %s is more than toolkit decodes (%d megapixels); not shown", cfg.Width, cfg.Height, facts.Format, MaxDecodePixels/1_000_000)
+	if int64(cfg.Width)*int64(cfg.Height) > lim.decode {
+		return facts, nil, fmt.Errorf("a %d×%d %s is more than toolkit decodes (%d megapixels); not shown", cfg.Width, cfg.Height, facts.Format, lim.decode/1_000_000)
 	}
 	crop, err := cropOf(region, cfg.Width, cfg.Height)
 	if err != nil {
@@ -242,7 +243,9 @@ func fit(w, h int, lim imageLimits) (int, int) {
 	if f >= 1 {
 		return w, h
 	}
-	return max(1, min(w, int(float64(w)*f))), max(1, min(h, int(float64(h)*f)))
+	// 1e-9 on, so that a side the limit sets exactly (1568) is not one short
+	// of it by the division's rounding.
+	return max(1, min(w, int(float64(w)*f+1e-9))), max(1, min(h, int(float64(h)*f+1e-9)))
 }
 
 // shrink scales src down to w×h (at most its own size) by averaging, for

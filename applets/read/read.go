@@ -31,6 +31,12 @@
 // directories with a trailing "/", control characters in names escaped as ls
 // -b does. FIFOs, sockets and devices are refused before anything reads
 // them, so reading never hangs.
+//
+// A picture (PNG, JPEG, GIF, WebP, by its first bytes) is answered as the
+// picture itself, scaled down to the host's limits, and a line that says
+// what was sent (image.go); a PDF as the document and a line with its size
+// and pages, or, with pages, those pages as text through pdftotext
+// (pdf.go).
 package read
 
 import (
@@ -265,4 +271,4 @@ const Description = `Read a text file in the sandbox as numbered lines, or list 
 
 Each line is its number, a tab, and the line, as cat -n prints them: when you quote or edit a line, leave the number and the tab out. The first 2000 lines by default; offset (from 1) and limit choose others, and a negative offset reads from the end (offset -100: the last 100 lines). A last line in brackets says which lines were shown of how many, the file's sha256 (12 hex digits: give it as if_match to write or edit, so that changes you have not seen are never overwritten), and which offset to read next when more lines follow.
 
-Limits: a line over 2000 characters is cut and says how much was left out; at most the host's limit of text per call (256 KiB; 100 KiB through toolkit mcp and toolkit call; max_bytes asks for less). A binary file is refused with its type and size. A directory lists its entries, directories with a trailing /.`
+Limits: a line over 2000 characters is cut and says how much was left out; at most the host's limit of text per call (256 KiB; 100 KiB through toolkit mcp and toolkit call; max_bytes asks for less). A picture (PNG, JPEG, GIF, WebP) is shown to you as an image, scaled down to fit the host's limits; region [x, y, width, height] shows only that part of it, in its own pixels, to read small details. A PDF is shown to you as a document; pages "3-7" gives those pages as numbered text instead. Another binary file is refused with its type and size. A directory lists its entries, directories with a trailing /.`
