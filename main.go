@@ -20,9 +20,11 @@ import (
 
 	"toolkit/applets"
 	"toolkit/applets/call"
+	"toolkit/applets/info"
 	"toolkit/applets/mcp"
 	"toolkit/applets/schema"
 	"toolkit/internal/cmdline"
+	"toolkit/internal/confine"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -51,6 +53,11 @@ Exit status: 0 done, 1 the tool could not do it, 2 the input is wrong.
 const usage = "toolkit APPLET [flags] [arguments]"
 
 func run(argv []string) int {
+	if len(argv) > 1 && argv[1] == confine.WrapName {
+		// A confined command on its way to /bin/sh: before Harden, which
+		// would close the descriptors handed to it.
+		return confine.RunWrapped(argv[1:])
+	}
 	proc.Harden()
 	args := dispatch(argv)
 	if len(args) == 3 && args[1] == jobs.KeeperName {
@@ -114,7 +121,7 @@ func newApp() *cli.App {
 		cmds = append(cmds, t.Command())
 	}
 	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
-	cmds = append(cmds, call.Command(), schema.Command(), mcp.Command(version), &cli.Command{
+	cmds = append(cmds, call.Command(), info.Command(), schema.Command(), mcp.Command(version), &cli.Command{
 		Name: "links", Hidden: true, Usage: "list the names of toolkit's links, one a line (install.sh makes them)",
 		Action: func(c *cli.Context) error {
 			_, err := fmt.Fprintln(c.App.Writer, strings.Join(links(), "\n"))

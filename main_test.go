@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"toolkit/internal/confine"
 )
 
 var update = flag.Bool("u", false, "update the scripts' expected output")
@@ -54,6 +56,9 @@ func scriptParams(dir string) testscript.Params {
 			case "proc":
 				_, err := os.Stat("/proc/self/stat")
 				return err == nil, nil
+			case "landlock":
+				// Files and signals: ABI 6 and later.
+				return confine.ABI() >= 6, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -64,6 +64,9 @@ func Command() *cli.Command {
 				return misuse(err)
 			}
 			defer r.Close()
+			if err := cmdline.ConfineSelf(c, r); err != nil {
+				return misuse(err)
+			}
 			data, err := input.Read(os.Stdin)
 			if err != nil {
 				return misuse(err)

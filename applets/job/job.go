@@ -38,6 +38,7 @@ import (
 	"toolkit/internal/cmdline"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
 	"toolkit/internal/text"
 )
 
@@ -78,7 +79,9 @@ type Details struct {
 	Log         string      `json:"log,omitempty"`
 	InputBytes  int         `json:"input_bytes,omitempty"`
 	Jobs        []Listed    `json:"jobs,omitempty"`
-	StoppedJobs []string    `json:"stopped_jobs,omitempty"`
+	// Resources are what the job used, once it has ended.
+	Resources   *proc.Resources `json:"resources,omitempty"`
+	StoppedJobs []string        `json:"stopped_jobs,omitempty"`
 }
 
 // CutDetails describe a cut of the new text; the log holds it all.
@@ -219,7 +222,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	}
 	d.Running, d.Waiting, d.OutputBytes, d.Log = v.Running, v.Waiting, v.NewBytes, v.Log
 	d.ExitCode, d.Signal, d.SignalName = v.Ending.Code, v.Ending.Signal, v.Ending.SignalName
-	d.TimedOut, d.Stopped = j.Status.Stopped == jobs.StopTimeout, j.Status.Stopped
+	d.TimedOut, d.Stopped, d.Resources = j.Status.Stopped == jobs.StopTimeout, j.Status.Stopped, j.Status.Resources
 	if v.Cut != nil {
 		d.Cut = &CutDetails{KeptBytes: int64(len(v.Cut.Head) + len(v.Cut.Tail)), DroppedBytes: v.Cut.MidBytes}
 	}

@@ -47,6 +47,7 @@ import (
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
+	"toolkit/internal/sysinfo"
 )
 
 // Usage is mcp's usage line.
@@ -78,6 +79,13 @@ func Command(version string) *cli.Command {
 				return cmdline.Exit(c, o, outcome.TextMode)
 			}
 			defer r.Close()
+			// With --confine, the server too: one policy for it, the file
+			// tools it runs in itself, and the commands.
+			if err := cmdline.ConfineSelf(c, r); err != nil {
+				o := outcome.Misuse("%s", err)
+				o.Usage = Usage
+				return cmdline.Exit(c, o, outcome.TextMode)
+			}
 			exe, err := os.Executable()
 			if err != nil {
 				return cmdline.Exit(c, outcome.Failure("cannot find toolkit's own binary: %s", err), outcome.TextMode)
@@ -153,8 +161,30 @@ func New(version string, conf Config) *Server {
 			},
 		}, s.handler(t))
 	}
+	// The sandbox's facts, read when asked: toolkit info's.
+	s.sdk.AddResource(&sdk.Resource{URI: InfoURI, Name: "info", Title: "The sandbox: CPUs, memory, disk, Landlock, terminals, limits", MIMEType: "application/json"},
+		func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			dir := "/"
+			if conf.Root != nil {
+				dir = conf.Root.Dir()
+			} else if wd, err := os.Getwd(); err == nil {
+				dir = wd
+			}
+			var limits map[string]string
+			if conf.Settings != nil {
+				limits = sysinfo.Limits(conf.Settings, applets.ModelFlags())
+			}
+			b, err := json.Marshal(sysinfo.Gather(dir, limits))
+			if err != nil {
+				return nil, err
+			}
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: InfoURI, MIMEType: "application/json", Text: string(b)}}}, nil
+		})
 	return s
 }
+
+// InfoURI names the resource of the sandbox's facts.
+const InfoURI = "toolkit://info"
 
 // Serve serves one session on in and out until in ends or a signal comes,
 // as the package comment says.

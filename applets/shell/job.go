@@ -48,16 +48,20 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	default:
 		wait = life + h.Limits.Grace + 10*time.Second // to its end
 	}
-	sess, dir, more, err := setUp(&a, &h)
+	sess, dir, f, more, err := setUp(&a, &h)
 	if err != nil {
 		return outcome.Failure("%s", err)
 	}
 	notes = append(notes, more...)
-	env := environ(a.Env)
+	env := f.env(environ(a.Env))
 	if a.TTY {
 		env = withTerm(env, a.Env)
 	}
-	spec := jobs.Spec{Command: a.Command, Cwd: dir, TTY: a.TTY, Lifetime: jobs.Duration(life), Grace: jobs.Duration(h.Limits.Grace)}
+	prefix, err := f.prefix()
+	if err != nil {
+		return outcome.Failure("%s", err)
+	}
+	spec := jobs.Spec{Command: a.Command, Cwd: dir, TTY: a.TTY, Lifetime: jobs.Duration(life), Grace: jobs.Duration(h.Limits.Grace), Prefix: prefix, Limits: f.limits}
 	if a.Rows != nil {
 		spec.Rows = *a.Rows
 	}
@@ -108,6 +112,7 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 		Signal:      v.Ending.Signal,
 		SignalName:  v.Ending.SignalName,
 		TimedOut:    j.Status.Stopped == jobs.StopTimeout,
+		Resources:   j.Status.Resources,
 	}
 	d.OutputLines = v.Lines
 	if v.Cut != nil {

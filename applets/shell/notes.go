@@ -47,9 +47,12 @@ func (b background) note() string {
 func (r *run) stopNote() string {
 	var what string
 	var sig cmdline.SignalCause
+	var over *proc.OverLimit
 	switch {
 	case r.why == nil:
 		return ""
+	case errors.As(r.why, &over):
+		return fmt.Sprintf("[stopped: %s; %d processes stopped]", over, over.Processes)
 	case errors.Is(r.why, errTimeout):
 		what = "timed out after " + cut.Seconds(r.timeout)
 	case errors.Is(r.why, errIdle):

@@ -42,7 +42,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		}
 		timeout = time.Duration(secs) * time.Second
 	}
-	sess, dir, more, err := setUp(&a, &h)
+	sess, dir, f, more, err := setUp(&a, &h)
 	if err != nil {
 		return outcome.Failure("%s", err)
 	}
@@ -52,18 +52,19 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		a.Command = sess.script
 	}
 	started := time.Now()
-	j, err := start(a, dir)
+	j, err := start(a, dir, f)
 	if err != nil {
 		return outcome.Failure("cannot start /bin/sh: %s", startError(err))
 	}
 	defer j.Close()
 
 	out := newOutput(h)
-	r := run{job: j, h: h, out: out, timeout: timeout, idle: idle, command: command}
+	r := run{job: j, h: h, out: out, timeout: timeout, idle: idle, command: command, limits: f.limits}
 	r.loop(ctx)
 
 	var text strings.Builder
 	res := out.finish(&text)
+	notes = append(notes, f.notes(text.String())...)
 	d := Details{
 		DurationMS:  time.Since(started).Milliseconds(),
 		OutputBytes: out.rawBytes,
@@ -71,6 +72,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		TimedOut:    errors.Is(r.why, errTimeout),
 		IdleOut:     errors.Is(r.why, errIdle),
 		Background:  []int{},
+		Resources:   r.usage.Resources(),
 	}
 	switch {
 	case res.cut.Cut:
@@ -135,6 +137,8 @@ type run struct {
 	timeout time.Duration
 	idle    time.Duration
 	command string // as the call gave it
+	limits  proc.Limits
+	usage   proc.Usage // what the command used, once the loop is over
 
 	state *os.ProcessState // how the command ended, once it has
 	why   error            // why toolkit stopped it, if it did
@@ -227,6 +231,9 @@ func (r *run) loop(parent context.Context) {
 	defer cancel(nil)
 	deadline := time.AfterFunc(r.timeout, func() { cancel(errTimeout) })
 	defer deadline.Stop()
+	// The watch samples what the tree uses, and stops it at a limit.
+	watch := proc.StartWatch(r.Tree, r.limits, func(over error) { cancel(over) })
+	defer func() { r.usage = watch.Stop(r.state) }()
 	var idle *time.Timer
 	if r.idle > 0 {
 		idle = time.NewTimer(r.idle)

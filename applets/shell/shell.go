@@ -46,7 +46,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/confine"
 	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
 	"toolkit/internal/root"
 )
 
@@ -64,6 +66,7 @@ type Args struct {
 	Rows        *int              `json:"rows,omitempty" flag:"--rows N" usage:"the terminal's rows, with --tty (default 40)" check:"min=1" desc:"With tty: the terminal's height in rows (default 40, at most 1000)."`
 	Cols        *int              `json:"cols,omitempty" flag:"--cols N" usage:"the terminal's columns, with --tty (default 160)" check:"min=1" desc:"With tty: the terminal's width in columns (default 160, at most 1000)."`
 	Session     *string           `json:"session,omitempty" flag:"--session NAME" usage:"carry the directory and exported variables from one call to the next under NAME" check:"name" desc:"A name for a shell session: each call is still a fresh shell, but it starts in the directory the session's last call ended in, with the variables it exported, and saves them when it ends (cd and export carry over). The text says when the directory changed."`
+	Limits      *CallLimits       `json:"limits,omitempty" desc:"Fences for the command: memory_mb stops it when all its processes together hold more resident memory than this; pids when it has more processes than this at once. The host's ceilings bound them, and apply when you give none."`
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -98,6 +101,14 @@ type Options struct {
 	// JobLifetime bounds a job's life when its call names no timeout, and
 	// is the most one may name; default DefaultJobLifetime.
 	JobLifetime time.Duration
+	// Confine confines commands with Landlock (--confine); Writable are
+	// the directories a confined command may write besides the root and
+	// its TMPDIR (--writable).
+	Confine  confine.Mode
+	Writable []string
+	// LimitMemoryMB and LimitPids are the ceilings of a call's limits, and
+	// its limits when it gives none (0: none).
+	LimitMemoryMB, LimitPids int
 }
 
 // Limits are the time limits of a call.
@@ -183,6 +194,8 @@ type Details struct {
 	Waiting bool `json:"waiting_for_input,omitempty"`
 	// Cwd is the session's directory, when the call changed it.
 	Cwd string `json:"cwd,omitempty"`
+	// Resources are what the command used, as toolkit saw it.
+	Resources *proc.Resources `json:"resources,omitempty"`
 }
 
 // CutDetails describe a cut: text kept and dropped, and the spill file.
@@ -217,6 +230,11 @@ var Applet = cmdline.Applet[Args]{
 			return o
 		}
 		opts.Root, opts.Again = h.Root, h.Signals
+		if opts.Confine != confine.Off && opts.Root == nil {
+			o := outcome.Misuse("--confine needs --root: a confined command may write only under it")
+			o.Usage = "toolkit shell [flags] COMMAND..."
+			return o
+		}
 		a.Host = opts
 		// An output that was closed stops the command, as a timeout does.
 		ctx, cancel := context.WithCancelCause(ctx)
@@ -263,6 +281,10 @@ func HostFlags(maxOutput int) []cli.Flag {
 		&cli.DurationFlag{Name: "quiet", Value: d.Quiet, EnvVars: []string{"TOOLKIT_QUIET"}, Usage: "after the command ends, return once the output is quiet this long"},
 		&cli.DurationFlag{Name: "linger", Value: d.Linger, EnvVars: []string{"TOOLKIT_LINGER"}, Usage: "after the command ends, read on at most this long"},
 		&cli.DurationFlag{Name: "job-lifetime", Value: DefaultJobLifetime, EnvVars: []string{"TOOLKIT_JOB_LIFETIME"}, Usage: "stop a job (yield_secs, background, or what a command left in the background) after this long; the most a job's timeout_secs may ask"},
+		&cli.StringFlag{Name: "confine", Value: "false", EnvVars: []string{"TOOLKIT_CONFINE"}, Usage: "confine commands with Landlock: `true` (where the kernel can), require (refuse where it cannot) or false; needs --root"},
+		&cli.StringFlag{Name: "writable", EnvVars: []string{"TOOLKIT_WRITABLE"}, Usage: "with --confine, `DIRS` (colon-separated) a command may write besides the root and its TMPDIR"},
+		&cli.IntFlag{Name: "limit-memory", EnvVars: []string{"TOOLKIT_LIMIT_MEMORY"}, Usage: "stop a command whose processes hold more than `MIB` of resident memory; the most a call's limits.memory_mb may ask (default: none)"},
+		&cli.IntFlag{Name: "limit-pids", EnvVars: []string{"TOOLKIT_LIMIT_PIDS"}, Usage: "stop a command with more than `N` processes at once; the most a call's limits.pids may ask (default: none)"},
 	}
 }
 
@@ -275,7 +297,19 @@ func options(s cmdline.Settings) (Options, error) {
 	if n := s.Int("max-output"); n < 1 {
 		return Options{}, fmt.Errorf("--max-output must be at least 1, not %d", n)
 	}
+	mode, err := confine.ParseMode(s.String("confine"))
+	if err != nil {
+		return Options{}, err
+	}
+	writable, err := confine.ParseWritable(s.String("writable"))
+	if err != nil {
+		return Options{}, err
+	}
 	return Options{
+		Confine:         mode,
+		Writable:        writable,
+		LimitMemoryMB:   max(0, s.Int("limit-memory")),
+		LimitPids:       max(0, s.Int("limit-pids")),
 		MaxOutput:       s.Int("max-output"),
 		Raw:             s.Bool("raw"),
 		KillBackground:  s.Bool("kill-background"),

@@ -13,17 +13,22 @@ import (
 )
 
 // setUp is what a command's call and a job's do first, in one place: the
-// call's max_output under the host's ceiling (in h), its session, and the
-// directory it runs in. notes say what was changed from the call's asking.
-func setUp(a *Args, h *Options) (sess *session, dir string, notes []string, err error) {
+// call's max_output under the host's ceiling (in h), its session, the
+// directory it runs in, and its fence. notes say what was changed from the
+// call's asking, and what confinement held.
+func setUp(a *Args, h *Options) (sess *session, dir string, f fence, notes []string, err error) {
 	notes = h.takeMaxOutput(a.MaxOutput)
 	if sess, err = openSession(a, *h); err != nil {
-		return nil, "", nil, err
+		return nil, "", f, nil, err
 	}
 	if dir, err = workDir(a.Cwd, *h); err != nil {
-		return nil, "", nil, err
+		return nil, "", f, nil, err
 	}
-	return sess, dir, notes, nil
+	f, more, err := fenceFor(*a, *h)
+	if err != nil {
+		return nil, "", f, nil, err
+	}
+	return sess, dir, f, append(notes, more...), nil
 }
 
 // workDir checks the command's directory and returns it as a host path.
@@ -99,8 +104,12 @@ type job struct {
 	pipeID string
 }
 
-func start(a Args, dir string) (*job, error) {
-	r, err := proc.Launch(proc.Spec{Script: a.Command, Dir: dir, Env: environ(a.Env), Stdin: a.Stdin})
+func start(a Args, dir string, f fence) (*job, error) {
+	prefix, err := f.prefix()
+	if err != nil {
+		return nil, err
+	}
+	r, err := proc.Launch(proc.Spec{Script: a.Command, Dir: dir, Env: f.env(environ(a.Env)), Stdin: a.Stdin, Prefix: prefix})
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"toolkit/internal/confine"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
@@ -345,4 +346,24 @@ func (ap Applet[A]) inputError(err error, in inputMode) outcome.Outcome {
 		msg = fe.PersonError()
 	}
 	return ap.misuse(msg, in)
+}
+
+// ConfineSelf applies the host's --confine and --writable (settings s) to
+// this process, toolkit mcp's or toolkit call's, as confine.HostSelf says:
+// the file tools it runs in itself, and the commands it starts, are then
+// under one policy.
+func ConfineSelf(s Settings, r *root.Root) error {
+	mode, err := confine.ParseMode(s.String("confine"))
+	if err != nil {
+		return err
+	}
+	writable, err := confine.ParseWritable(s.String("writable"))
+	if err != nil {
+		return err
+	}
+	dir := ""
+	if r != nil {
+		dir = r.Dir()
+	}
+	return confine.HostSelf(mode, dir, writable)
 }

@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"toolkit/internal/state"
+
+	"toolkit/internal/proc"
 )
 
 // MaxLog bounds a job's log; the keeper reads on past it, so the job never
@@ -61,6 +63,10 @@ type Spec struct {
 	// SessionFile, when set, is where the command's shell saves its
 	// directory and exported variables when it ends.
 	SessionFile string `json:"session_file,omitempty"`
+	// Prefix is the argv the command starts through (confine.Policy.Wrap);
+	// Limits fence it, as a shell call's.
+	Prefix []string    `json:"prefix,omitempty"`
+	Limits proc.Limits `json:"limits,omitzero"`
 }
 
 // Duration is a time.Duration written as a number of milliseconds.
@@ -114,6 +120,8 @@ type Status struct {
 	// says the log stopped at MaxLog.
 	OutputBytes int64 `json:"output_bytes,omitempty"`
 	LogFull     bool  `json:"log_full,omitempty"`
+	// Resources are what the command used, once it has ended.
+	Resources *proc.Resources `json:"resources,omitempty"`
 	// Error says what went wrong when the keeper could not start the command.
 	Error string `json:"error,omitempty"`
 }

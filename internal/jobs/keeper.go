@@ -105,7 +105,7 @@ func (k *keeper) start() error {
 // terminal. Its environment is the keeper's own: the one the job was
 // started with.
 func (k *keeper) startCommand() error {
-	spec := proc.Spec{Script: k.spec.Command, Dir: k.spec.Cwd, Input: true, TTY: k.spec.TTY, Rows: DefaultRows, Cols: DefaultCols}
+	spec := proc.Spec{Script: k.spec.Command, Dir: k.spec.Cwd, Input: true, TTY: k.spec.TTY, Rows: DefaultRows, Cols: DefaultCols, Prefix: k.spec.Prefix}
 	if k.spec.Rows > 0 {
 		spec.Rows = uint16(min(k.spec.Rows, MaxRows))
 	}
@@ -137,8 +137,13 @@ func (k *keeper) run() {
 	go k.copyOutput(outDone)
 
 	var exited <-chan *os.ProcessState // nil, never ready, for an adopted job
+	var watch *proc.Watch
+	var leaderEnd *os.ProcessState
+	over := make(chan error, 1)
 	if k.running != nil {
 		exited = k.running.Exited
+		// What the job uses, and its limits, as for a shell call.
+		watch = proc.StartWatch(k.running.Tree, k.spec.Limits, func(err error) { over <- err })
 	}
 
 	if k.input != nil {
@@ -173,8 +178,13 @@ func (k *keeper) run() {
 	outputDone := false
 	for !(leaderDone && outputDone) {
 		select {
+		case err := <-over:
+			var ol *proc.OverLimit
+			if errors.As(err, &ol) {
+				stop(fmt.Sprintf("%s; %d processes stopped", ol, ol.Processes))
+			}
 		case st := <-exited:
-			leaderDone = true
+			leaderDone, leaderEnd = true, st
 			ws, _ := st.Sys().(syscall.WaitStatus)
 			w := uint32(ws)
 			k.status.Wait, k.status.Exited = &w, time.Now()
@@ -212,6 +222,7 @@ func (k *keeper) run() {
 		k.status.Killed, k.status.Left = res.Killed, res.Left
 	}
 	if k.running != nil {
+		k.status.Resources = watch.Stop(leaderEnd).Resources()
 		k.running.Close()
 	} else {
 		k.out.Close()

@@ -268,7 +268,11 @@ func render(j *Job, from, to int64, o LookOptions, hold bool) (text string, r cu
 func (j *Job) endNotes() []string {
 	var notes []string
 	st := j.Status
-	if st.Stopped != "" {
+	if st.Stopped != "" && strings.Contains(st.Stopped, " limit ") {
+		// A fence: "memory limit 2048 MiB reached (peak 2051 MiB); 14
+		// processes stopped", as a shell call says it.
+		notes = append(notes, "[stopped: "+st.Stopped+"]")
+	} else if st.Stopped != "" {
 		var what string
 		switch st.Stopped {
 		case StopTimeout:

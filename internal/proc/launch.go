@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 
 	"github.com/creack/pty"
@@ -25,6 +26,10 @@ type Spec struct {
 	// output: Running.In and Running.Out are then the terminal's master.
 	TTY        bool
 	Rows, Cols uint16
+	// Prefix, when set, is the argv /bin/sh -c SCRIPT starts through: a
+	// re-exec of toolkit that confines it (confine.Policy.Wrap) and then
+	// execs it, in the same process.
+	Prefix []string
 }
 
 // Running is a command Launch started.
@@ -56,6 +61,9 @@ func Launch(s Spec) (*Running, error) {
 		return nil, err
 	}
 	cmd.Dir, cmd.Env = s.Dir, s.Env
+	if len(s.Prefix) > 0 {
+		cmd.Path, cmd.Args = s.Prefix[0], append(slices.Clone(s.Prefix), cmd.Args...)
+	}
 	r := &Running{Cmd: cmd, script: script}
 	var theirs []*os.File // the command's ends, closed here once it has them
 	closeAll := func() {

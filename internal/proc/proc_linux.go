@@ -26,6 +26,8 @@ type Info struct {
 	PID, PPID, PGID, SID int
 	State                byte   // R, S, D, Z, T, …
 	Start                uint64 // when it started, in clock ticks since boot
+	CPU                  uint64 // user and system time, in clock ticks
+	RSS                  int64  // resident memory, in pages
 }
 
 // Snapshot reads every process's Info from /proc.
@@ -81,8 +83,13 @@ func parseStat(pid int, b []byte) (Info, bool) {
 		return Info{}, false
 	}
 	info := Info{PID: pid, PPID: ppid, PGID: pgid, SID: sid, State: fields[0][0]}
-	if len(fields) > 19 {
-		info.Start, _ = strconv.ParseUint(string(fields[19]), 10, 64) // field 22 of stat
+	if len(fields) > 21 {
+		// Fields 14 and 15 (utime, stime), 22 (starttime), 24 (rss).
+		utime, _ := strconv.ParseUint(string(fields[11]), 10, 64)
+		stime, _ := strconv.ParseUint(string(fields[12]), 10, 64)
+		info.CPU = utime + stime
+		info.Start, _ = strconv.ParseUint(string(fields[19]), 10, 64)
+		info.RSS, _ = strconv.ParseInt(string(fields[21]), 10, 64)
 	}
 	return info, true
 }

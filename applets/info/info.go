@@ -1,0 +1,64 @@
+// Package info prints the sandbox's facts (internal/sysinfo) with the
+// host's settings in force, before a model or a host plans its work:
+//
+//	toolkit info [--root DIR] [--json] [host flags]
+//
+// toolkit mcp serves the same facts as the resource toolkit://info.
+package info
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"toolkit/applets"
+	"toolkit/internal/cmdline"
+	"toolkit/internal/outcome"
+	"toolkit/internal/sysinfo"
+)
+
+// Usage is info's usage line.
+const Usage = "toolkit info [--root DIR] [--json] [host flags]"
+
+// Command is the info subcommand.
+func Command() *cli.Command {
+	rootFlag := &cli.StringFlag{Name: "root", Usage: "measure the disk under `DIR`, as toolkit mcp --root would confine the calls (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}
+	return &cli.Command{
+		Name:         "info",
+		Usage:        "print the sandbox's facts: CPUs, memory, disk, Landlock, terminals, and the limits in force",
+		UsageText:    Usage,
+		Flags:        append([]cli.Flag{rootFlag, &cli.BoolFlag{Name: "json", Usage: "print the facts as JSON"}}, applets.ModelFlags()...),
+		OnUsageError: cmdline.UsageError(Usage),
+		Action: func(c *cli.Context) error {
+			mode := outcome.TextMode
+			if c.Bool("json") {
+				mode = outcome.JSONMode
+			}
+			f, err := Facts(c.String("root"), c)
+			var o outcome.Outcome
+			if err != nil {
+				o = outcome.Misuse("%s", err)
+				o.Usage = Usage
+			} else {
+				o = outcome.Success(f.Text(), f)
+			}
+			return cmdline.Exit(c, o, mode)
+		},
+	}
+}
+
+// Facts are the sandbox's facts under root (the working directory when
+// empty), with the host settings s in force.
+func Facts(root string, s cmdline.Settings) (sysinfo.Facts, error) {
+	dir := root
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return sysinfo.Facts{}, err
+		}
+	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return sysinfo.Facts{}, fmt.Errorf("--root %s: not a directory", dir)
+	}
+	return sysinfo.Gather(dir, sysinfo.Limits(s, applets.ModelFlags())), nil
+}
