@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,6 +83,7 @@ func scriptParams(dir string) testscript.Params {
 			"mcp-session": cmdMCPSession,
 			"lines":       cmdLines,
 			"mkmedia":     cmdMkMedia,
+			"listen":      cmdListen,
 			"picture":     cmdPicture,
 		},
 	}
@@ -451,4 +453,24 @@ func TestHoldsPath(t *testing.T) {
 			t.Errorf("%q: %v, want %v", cmdline, got, want)
 		}
 	}
+}
+
+// listen NAME listens on the abstract UNIX socket NAME until the script
+// ends, taking each connection and closing it.
+func cmdListen(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: listen NAME")
+	}
+	l, err := net.Listen("unix", "@"+args[0])
+	ts.Check(err)
+	ts.Defer(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 }

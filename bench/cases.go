@@ -294,6 +294,17 @@ func cases(e *benchEnv) []comparison {
 			runs: 20, target: "≤ 3.0× (median of 20 runs each)", limit: 3.0,
 		},
 		{
+			group: "shell", name: "toolkit shell --confine true true, against toolkit shell true (Landlock's re-exec)",
+			base: []string{tk, "shell", "--root", e.path("box"), "true"}, tool: []string{tk, "shell", "--root", e.path("box"), "--confine", "true", "true"},
+			runs: 20, target: "≤ 1.3× (median of 20 runs each)", limit: 1.3,
+			setup: func() error { return os.MkdirAll(e.path("box"), 0o755) },
+		},
+		{
+			group: "shell", name: "toolkit shell with limits (memory_mb, pids) true, against toolkit shell true (the re-exec that raises oom_score_adj)",
+			base: []string{tk, "shell", "true"}, tool: []string{tk, "shell", "--limit-memory", "1024", "--limit-pids", "100", "true"},
+			runs: 20, target: "report the ratio",
+		},
+		{
 			group: "shell", name: "1 MiB of output (head -c 1M /dev/zero)",
 			base: []string{"/bin/sh", "-c", "head -c 1M /dev/zero | cat > /dev/null"}, tool: []string{tk, "shell", "head -c 1M /dev/zero"},
 			runs: e.runs, target: "peak memory the same as at 1 GiB (±20 %)", cleanup: e.removeSpills,

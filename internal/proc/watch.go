@@ -76,7 +76,19 @@ type Watch struct {
 	usage   Usage
 	cpu     map[int]uint64 // each process's last CPU time seen, in ticks
 	tripped bool
+
+	// What the last sample saw: every pid /proc listed, and the tree's.
+	// A process outside the tree never enters it (only its own children
+	// and orphans, reparented to this subreaper, do), so a sample reads
+	// the stat of the tree's processes and of new pids only, and all of
+	// them every fullEvery samples (a pid reused within one sample's
+	// interval is then seen within a second).
+	listed, members map[int]bool
+	samples         int
 }
+
+// fullEvery is how often a sample reads every process.
+const fullEvery = 10
 
 // StartWatch starts watching t. over may be nil when lim has no limit.
 func StartWatch(t *Tree, lim Limits, over func(error)) *Watch {
@@ -101,11 +113,37 @@ func (w *Watch) run() {
 
 // sample looks at the tree once.
 func (w *Watch) sample() {
-	procs, err := Snapshot()
+	d, err := os.Open("/proc")
 	if err != nil {
 		return
 	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return
+	}
+	full := w.samples%fullEvery == 0
+	w.samples++
+	listed := make(map[int]bool, len(names))
+	procs := make(map[int]Info, len(w.members)+4)
+	buf := make([]byte, 512)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		listed[pid] = true
+		if full || w.members[pid] || !w.listed[pid] {
+			if info, ok := readStat(pid, buf); ok {
+				procs[pid] = info
+			}
+		}
+	}
 	members := w.t.members(procs)
+	w.listed, w.members = listed, make(map[int]bool, len(members))
+	for _, pid := range members {
+		w.members[pid] = true
+	}
 	var rss int64
 	w.mu.Lock()
 	for _, pid := range members {
