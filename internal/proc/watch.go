@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Limits fence a command's tree without cgroups: its resident memory,
@@ -83,8 +85,13 @@ type Watch struct {
 	// the stat of the tree's processes and of new pids only, and all of
 	// them every fullEvery samples (a pid reused within one sample's
 	// interval is then seen within a second).
-	listed, members map[int]bool
-	samples         int
+	listed, before, members map[int]bool
+	samples                 int
+	// Kept from sample to sample: a keeper samples for an hour, and
+	// should not make garbage ten times a second.
+	procs        map[int]Info
+	dirent, stat []byte
+	names        []string
 }
 
 // fullEvery is how often a sample reads every process.
@@ -92,7 +99,8 @@ const fullEvery = 10
 
 // StartWatch starts watching t. over may be nil when lim has no limit.
 func StartWatch(t *Tree, lim Limits, over func(error)) *Watch {
-	w := &Watch{t: t, lim: lim, over: over, stop: make(chan struct{}), done: make(chan struct{}), cpu: map[int]uint64{}, oom0: oomKills()}
+	w := &Watch{t: t, lim: lim, over: over, stop: make(chan struct{}), done: make(chan struct{}), cpu: map[int]uint64{}, oom0: oomKills(),
+		listed: map[int]bool{}, before: map[int]bool{}, members: map[int]bool{}, procs: map[int]Info{}, dirent: make([]byte, 16<<10), stat: make([]byte, 512)}
 	go w.run()
 	return w
 }
@@ -113,37 +121,32 @@ func (w *Watch) run() {
 
 // sample looks at the tree once.
 func (w *Watch) sample() {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
+	if !w.list() {
 		return
 	}
 	full := w.samples%fullEvery == 0
 	w.samples++
-	listed := make(map[int]bool, len(names))
-	procs := make(map[int]Info, len(w.members)+4)
-	buf := make([]byte, 512)
-	for _, name := range names {
+	w.before, w.listed = w.listed, w.before
+	clear(w.listed)
+	clear(w.procs)
+	for _, name := range w.names {
 		pid, err := strconv.Atoi(name)
 		if err != nil {
 			continue
 		}
-		listed[pid] = true
-		if full || w.members[pid] || !w.listed[pid] {
-			if info, ok := readStat(pid, buf); ok {
-				procs[pid] = info
+		w.listed[pid] = true
+		if full || w.members[pid] || !w.before[pid] {
+			if info, ok := readStat(pid, w.stat); ok {
+				w.procs[pid] = info
 			}
 		}
 	}
-	members := w.t.members(procs)
-	w.listed, w.members = listed, make(map[int]bool, len(members))
+	members := w.t.members(w.procs)
+	clear(w.members)
 	for _, pid := range members {
 		w.members[pid] = true
 	}
+	procs := w.procs
 	var rss int64
 	w.mu.Lock()
 	for _, pid := range members {
@@ -167,6 +170,26 @@ func (w *Watch) sample() {
 	w.mu.Unlock()
 	if over != nil && w.over != nil {
 		w.over(over)
+	}
+}
+
+// list reads the names in /proc into w.names.
+func (w *Watch) list() bool {
+	fd, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	w.names = w.names[:0]
+	for {
+		n, err := unix.Getdents(fd, w.dirent)
+		if err != nil {
+			return false
+		}
+		if n <= 0 {
+			return true
+		}
+		_, _, w.names = unix.ParseDirent(w.dirent[:n], -1, w.names)
 	}
 }
 
