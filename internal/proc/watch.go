@@ -55,8 +55,13 @@ func (e *OverLimit) Error() string {
 	return fmt.Sprintf("process limit %d reached (%d at once)", e.Limit, e.Peak)
 }
 
-// WatchEvery is how often Watch looks.
-const WatchEvery = 100 * time.Millisecond
+// How often Watch looks: every WatchEvery at a limit's watch; every
+// WatchIdleEvery when it only counts what the tree uses (a job's keeper
+// watches for up to an hour, and its memory stays flat).
+const (
+	WatchEvery     = 100 * time.Millisecond
+	WatchIdleEvery = time.Second
+)
 
 var pageSize = int64(os.Getpagesize())
 
@@ -64,7 +69,8 @@ var pageSize = int64(os.Getpagesize())
 // toolkit runs on).
 const clockTicks = 100
 
-// A Watch samples a tree's processes from /proc every WatchEvery: their
+// A Watch samples a tree's processes from /proc every WatchEvery (or
+// WatchIdleEvery, with no limit): their
 // resident memory summed, their count and their CPU time. Over a limit,
 // it calls over once, with an *OverLimit, and the caller stops the tree.
 type Watch struct {
@@ -107,7 +113,11 @@ func StartWatch(t *Tree, lim Limits, over func(error)) *Watch {
 
 func (w *Watch) run() {
 	defer close(w.done)
-	tick := time.NewTicker(WatchEvery)
+	every := WatchIdleEvery
+	if w.lim != (Limits{}) {
+		every = WatchEvery
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
