@@ -96,11 +96,14 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		}
 	}
 	var sig cmdline.SignalCause
+	var over *proc.OverLimit
 	switch {
 	case errors.As(r.why, &sig):
 		d.Stopped = sig.Name
 	case errors.Is(r.why, context.Canceled):
 		d.Stopped = "cancelled"
+	case errors.As(r.why, &over):
+		d.Stopped = over.What + " limit" // "memory limit", "process limit"
 	}
 	status := statusLine(r.state, &d)
 

@@ -180,7 +180,7 @@ type Details struct {
 	SignalName  string      `json:"signal_name,omitempty"`
 	TimedOut    bool        `json:"timed_out"`
 	IdleOut     bool        `json:"idle_out"`
-	Stopped     string      `json:"stopped,omitempty"` // why toolkit stopped it otherwise: "SIGTERM", "cancelled"
+	Stopped     string      `json:"stopped,omitempty"` // why toolkit stopped it otherwise: "SIGTERM", "cancelled", "memory limit", "process limit"
 	DurationMS  int64       `json:"duration_ms"`
 	OutputBytes int64       `json:"output_bytes"`
 	OutputLines int64       `json:"output_lines"`
