@@ -40,8 +40,8 @@ func TestShrinkAverages(t *testing.T) {
 	pic := mediatest.Picture(300, 200, false)
 	ref, _ := shrink(context.Background(), pic, 97, 61)
 	for name, img := range map[string]image.Image{
-		"gray":  toGray(pic),
-		"cmyk":  toCMYK(pic),
+		"gray":  viaAt(pic, image.NewGray(pic.Bounds())),
+		"cmyk":  viaAt(pic, image.NewCMYK(pic.Bounds())),
 		"rgba":  toRGBA(pic),
 		"sub":   within(pic, 50, 40),
 		"ycbcr": ycbcr(pic),
@@ -76,9 +76,10 @@ func within(src image.Image, x, y int) image.Image {
 	return big.SubImage(b.Add(image.Pt(x, y)))
 }
 
-func toRGBA(src image.Image) *image.RGBA {
+// viaAt is src copied into dst pixel by pixel, through At and Set: the
+// reference the fast paths are held to.
+func viaAt[T draw.Image](src image.Image, dst T) T {
 	b := src.Bounds()
-	dst := image.NewRGBA(b)
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			dst.Set(x, y, src.At(x, y))
@@ -87,27 +88,7 @@ func toRGBA(src image.Image) *image.RGBA {
 	return dst
 }
 
-func toGray(src image.Image) *image.Gray {
-	b := src.Bounds()
-	dst := image.NewGray(b)
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			dst.Set(x, y, src.At(x, y))
-		}
-	}
-	return dst
-}
-
-func toCMYK(src image.Image) *image.CMYK {
-	b := src.Bounds()
-	dst := image.NewCMYK(b)
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			dst.Set(x, y, src.At(x, y))
-		}
-	}
-	return dst
-}
+func toRGBA(src image.Image) *image.RGBA { return viaAt(src, image.NewRGBA(src.Bounds())) }
 
 func ycbcr(src image.Image) *image.YCbCr {
 	b := src.Bounds()

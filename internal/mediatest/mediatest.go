@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -44,24 +45,14 @@ func Encode(img image.Image, format string) []byte {
 	case "png":
 		err = png.Encode(&buf, img)
 	case "png16":
-		b := img.Bounds()
-		deep := image.NewRGBA64(b)
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				deep.Set(x, y, img.At(x, y))
-			}
-		}
+		deep := image.NewRGBA64(img.Bounds())
+		draw.Draw(deep, deep.Rect, img, img.Bounds().Min, draw.Src)
 		err = png.Encode(&buf, deep)
 	case "jpeg":
 		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90})
 	case "gray":
-		b := img.Bounds()
-		g := image.NewGray(b)
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				g.Set(x, y, img.At(x, y))
-			}
-		}
+		g := image.NewGray(img.Bounds())
+		draw.Draw(g, g.Rect, img, img.Bounds().Min, draw.Src)
 		err = jpeg.Encode(&buf, g, nil)
 	case "gif":
 		err = gif.Encode(&buf, img, &gif.Options{NumColors: 64})
