@@ -155,18 +155,23 @@ func (a *applier) hunk(i int, h Hunk) error {
 				at, level, ok = a.seek(old, from, hint, begin, end)
 			}
 		}
-		if !ok {
+		if !ok || level != match.Exact {
 			// Already applied: its added lines are there with its context,
 			// and what it removes is gone. A hunk that adds nothing cannot
-			// show that it was applied.
+			// show that it was applied. Its new lines found as they are
+			// outweigh its old ones found only loosely: a change of
+			// whitespace applied twice is already applied, not applied
+			// again to the same bytes.
 			if countKind(lines, '+') > 0 && !equalLines(old, new) {
-				if done, _, found := a.seek(new, from, hint, begin, end); found {
+				if done, nl, found := a.seek(new, from, hint, begin, end); found && (!ok || nl == match.Exact) {
 					a.res.already = append(a.res.already, i+1)
 					a.pos = done + len(new)
 					return nil
 				}
 			}
-			return &HunkError{i + 1, h.Header, a.why(old, from, hint, begin, end)}
+			if !ok {
+				return &HunkError{i + 1, h.Header, a.why(old, from, hint, begin, end)}
+			}
 		}
 	}
 	a.put(at, lines, len(old), level)
