@@ -77,6 +77,9 @@ type Details struct {
 	Bytes          int64        `json:"bytes"`
 	Lines          int64        `json:"lines"`
 	DryRun         bool         `json:"dry_run"`
+	// Unchanged says the edits, matched loosely, leave the file's bytes as
+	// they are: nothing was written.
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 // EditResult says how one edit went.
@@ -217,6 +220,16 @@ func run(ctx context.Context, a Args) outcome.Outcome {
 	d := Details{
 		Path: a.Path, SHA256: now, PreviousSHA256: was, Edits: results, Diff: diff,
 		Bytes: int64(len(newBytes)), Lines: int64(text.LineCount(ed.text)), DryRun: a.DryRun,
+	}
+	if bytes.Equal(newBytes, orig) {
+		// Matched loosely, and the file already reads as the edits would
+		// leave it: said so, and nothing written.
+		d.Unchanged, d.Diff = true, ""
+		which := "the edit"
+		if len(a.Edits) > 1 {
+			which = fmt.Sprintf("the %d edits", len(a.Edits))
+		}
+		return outcome.Success(fmt.Sprintf("[%s unchanged: it already reads as %s would leave it (matched: %s); nothing was written; sha256 %s]\n", a.Path, which, strings.Join(levels, ", "), now[:12]), d)
 	}
 	verb := "edited"
 	if a.DryRun {
