@@ -107,12 +107,8 @@ func readMedia(ctx context.Context, a Args, src *source, typ string) outcome.Out
 	if src.size > MaxWhole {
 		return outcome.Failure("%s: a %s of %s; toolkit shows pictures and documents of up to %d MiB", a.Path, typ, size(int(src.size)), MaxWhole>>20)
 	}
-	if a.Region != nil && typ == typePDF || a.Pages != nil && typ != typePDF {
-		what := "a picture"
-		if typ == typePDF {
-			what = "a PDF"
-		}
-		return outcome.Misuse("input: region is for a picture, pages for a PDF; %s is %s", a.Path, what)
+	if o, bad := misplaced(a, typ); bad {
+		return o
 	}
 	data := make([]byte, src.size)
 	if _, err := src.r.ReadAt(data, 0); err != nil && err != io.EOF {
@@ -122,6 +118,23 @@ func readMedia(ctx context.Context, a Args, src *source, typ string) outcome.Out
 		return readPDF(ctx, a, data)
 	}
 	return readImage(ctx, a, data, typ)
+}
+
+// misplaced is the usage error of a call that gives region for a file that
+// is not a picture, or pages for one that is not a PDF (typ from
+// mediaType, "" for neither).
+func misplaced(a Args, typ string) (outcome.Outcome, bool) {
+	what := "a picture"
+	switch {
+	case typ == "":
+		what = "neither"
+	case typ == typePDF:
+		what = "a PDF"
+	}
+	if a.Region != nil && (typ == "" || typ == typePDF) || a.Pages != nil && typ != typePDF {
+		return outcome.Misuse("input: region is for a picture, pages for a PDF; %s is %s", a.Path, what), true
+	}
+	return outcome.Outcome{}, false
 }
 
 // readImage answers a read of a picture: the picture itself, scaled down

@@ -47,7 +47,7 @@ func readPDF(ctx context.Context, a Args, data []byte) outcome.Outcome {
 	}
 	count := "pages not counted"
 	if pages > 0 {
-		count = plural(pages, "page")
+		count = text.Count(int64(pages), "page")
 	}
 	sum, _ := hashOf(bytes.NewReader(data), int64(len(data)))
 	d := Details{Path: a.Path, Kind: "pdf", SHA256: &sum, Bytes: int64(len(data)), PDF: &PDFFacts{Pages: pages}}
@@ -69,13 +69,6 @@ func readPDF(ctx context.Context, a Args, data []byte) outcome.Outcome {
 	return o
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
 // pdfText answers pages "3-7" (or "5") of a PDF as text, each page's lines
 // numbered from 1 under a line naming the page.
 func pdfText(ctx context.Context, a Args, data []byte, pages int, d Details) outcome.Outcome {
@@ -84,7 +77,7 @@ func pdfText(ctx context.Context, a Args, data []byte, pages int, d Details) out
 		return outcome.Misuse("input: pages must be a page (\"5\") or a range (\"3-7\"), from 1, not %q", *a.Pages)
 	}
 	if pages > 0 && first > pages {
-		return outcome.Failure("%s: page %d is past the end (the PDF has %s)", a.Path, first, plural(pages, "page"))
+		return outcome.Failure("%s: page %d is past the end (the PDF has %s)", a.Path, first, text.Count(int64(pages), "page"))
 	}
 	if pages > 0 {
 		last = min(last, pages)

@@ -220,8 +220,8 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if typ := mediaType(src.head); typ != "" {
 		return readMedia(ctx, a, src, typ)
 	}
-	if a.Region != nil || a.Pages != nil {
-		return outcome.Misuse("input: region is for a picture, pages for a PDF; %s is neither", a.Path)
+	if o, bad := misplaced(a, ""); bad {
+		return o
 	}
 	rd := &fileReader{ctx: ctx, a: a, src: src, offset: offset, limit: limit, maxText: maxText(a)}
 	return rd.run()
