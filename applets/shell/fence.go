@@ -49,16 +49,17 @@ func fenceFor(a Args, h Options) (fence, []string, error) {
 	if f.mode == confine.Off {
 		return f, notes, nil
 	}
-	if h.Root == nil {
-		return f, nil, fmt.Errorf("--confine needs --root: a confined command may write only under it")
+	rootDir := ""
+	if h.Root != nil {
+		rootDir = h.Root.Dir()
 	}
 	// toolkit's own process first: its writes are the root's, the state
-	// directory's, its temporary files' and the host's writable ones.
-	if err := confine.HostSelf(f.mode, h.Root.Dir(), h.Writable); err != nil {
+	// directory's, its temporary files' and the host's writable ones. It
+	// refuses --confine without a root.
+	if err := confine.HostSelf(f.mode, rootDir, h.Writable); err != nil {
 		return f, nil, err
 	}
 	f.abi = confine.ABI()
-	rootDir := h.Root.Dir()
 	name := "calls"
 	if a.Session != nil {
 		name = "session-" + *a.Session

@@ -231,7 +231,7 @@ var Applet = cmdline.Applet[Args]{
 		}
 		opts.Root, opts.Again = h.Root, h.Signals
 		if opts.Confine != confine.Off && opts.Root == nil {
-			o := outcome.Misuse("--confine needs --root: a confined command may write only under it")
+			o := outcome.Misuse("%s", confine.ErrNoRoot)
 			o.Usage = "toolkit shell [flags] COMMAND..."
 			return o
 		}

@@ -185,14 +185,15 @@ func ParseWritable(s string) ([]string, error) {
 // --confine needs a root; with require, a kernel without Landlock is an
 // error.
 func HostSelf(mode Mode, root string, writable []string) error {
-	switch {
-	case mode == Off:
+	if mode == Off {
 		return nil
-	case root == "":
-		return errors.New("--confine needs --root: a confined command may write only under it")
-	case ABI() == 0 && mode == Require:
+	}
+	if root == "" {
+		return ErrNoRoot
+	}
+	if abi := ABI(); abi == 0 && mode == Require {
 		return errNoLandlock
-	case ABI() == 0:
+	} else if abi == 0 {
 		return nil
 	}
 	st, err := state.Dir()
@@ -204,6 +205,9 @@ func HostSelf(mode Mode, root string, writable []string) error {
 	}
 	return Self(append([]string{st, os.TempDir(), root}, writable...))
 }
+
+// ErrNoRoot is --confine without --root.
+var ErrNoRoot = errors.New("--confine needs --root: a confined command may write only under it")
 
 var errNoLandlock = errors.New("not confined: this kernel has no Landlock, and --confine=require refuses to run the command")
 
@@ -217,9 +221,9 @@ func rules(write []string) []landlock.Rule {
 	}
 }
 
-// Writable is the whole set a command may write, for the notes: write and
+// writable is the whole set a command may write, for the notes: write and
 // the devices.
-func Writable(write []string) []string {
+func writable(write []string) []string {
 	return append(slices.Clone(write), append([]string{"/dev/pts", "/dev/shm"}, devices...)...)
 }
 
@@ -231,7 +235,7 @@ var absPath = regexp.MustCompile(`(?:^|[\s'"‘(])(/[^\s'"‘’:,()]+)`)
 // says "Permission denied" or "Operation not permitted", one for each
 // absolute path in it outside the writable set (at most five in all).
 func Notes(text string, write []string) []string {
-	all := Writable(write)
+	all := writable(write)
 	var notes []string
 	seen := map[string]bool{}
 	for line := range strings.Lines(text) {
