@@ -51,14 +51,10 @@ func Command() *cli.Command {
 // Facts are the sandbox's facts under root (the working directory when
 // empty), with the host settings s in force.
 func Facts(root string, s cmdline.Settings) (sysinfo.Facts, error) {
-	dir := root
-	if dir == "" {
-		var err error
-		if dir, err = os.Getwd(); err != nil {
-			return sysinfo.Facts{}, err
+	if root != "" {
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			return sysinfo.Facts{}, fmt.Errorf("--root %s: not a directory", root)
 		}
-	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return sysinfo.Facts{}, fmt.Errorf("--root %s: not a directory", dir)
 	}
-	return sysinfo.Gather(dir, sysinfo.Limits(s, applets.ModelFlags())), nil
+	return sysinfo.Gather(root, sysinfo.Limits(s, applets.ModelFlags())), nil
 }

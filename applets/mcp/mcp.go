@@ -164,11 +164,9 @@ func New(version string, conf Config) *Server {
 	// The sandbox's facts, read when asked: toolkit info's.
 	s.sdk.AddResource(&sdk.Resource{URI: InfoURI, Name: "info", Title: "The sandbox: CPUs, memory, disk, Landlock, terminals, limits", MIMEType: "application/json"},
 		func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-			dir := "/"
+			dir := "" // the working directory
 			if conf.Root != nil {
 				dir = conf.Root.Dir()
-			} else if wd, err := os.Getwd(); err == nil {
-				dir = wd
 			}
 			var limits map[string]string
 			if conf.Settings != nil {

@@ -49,9 +49,14 @@ type Facts struct {
 	Limits map[string]string `json:"limits"`
 }
 
-// Gather reads the facts: dir is where the disk is measured; limits are
-// the host's settings.
+// Gather reads the facts: dir is where the disk is measured (the working
+// directory when empty); limits are the host's settings.
 func Gather(dir string, limits map[string]string) Facts {
+	if dir == "" {
+		if dir, _ = os.Getwd(); dir == "" {
+			dir = "/"
+		}
+	}
 	f := Facts{CPUs: runtime.NumCPU(), DiskPath: dir, LandlockABI: confine.ABI(), Limits: limits}
 	var set unix.CPUSet
 	if unix.SchedGetaffinity(0, &set) == nil {
