@@ -8,8 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Limits fence a command's tree without cgroups: its resident memory,
@@ -131,7 +129,8 @@ func (w *Watch) run() {
 
 // sample looks at the tree once.
 func (w *Watch) sample() {
-	if !w.list() {
+	var err error
+	if w.names, err = listProc(w.dirent, w.names[:0]); err != nil {
 		return
 	}
 	full := w.samples%fullEvery == 0
@@ -156,11 +155,10 @@ func (w *Watch) sample() {
 	for _, pid := range members {
 		w.members[pid] = true
 	}
-	procs := w.procs
 	var rss int64
 	w.mu.Lock()
 	for _, pid := range members {
-		p := procs[pid]
+		p := w.procs[pid]
 		rss += p.RSS * pageSize
 		w.cpu[pid] = max(w.cpu[pid], p.CPU)
 	}
@@ -180,26 +178,6 @@ func (w *Watch) sample() {
 	w.mu.Unlock()
 	if over != nil && w.over != nil {
 		w.over(over)
-	}
-}
-
-// list reads the names in /proc into w.names.
-func (w *Watch) list() bool {
-	fd, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	w.names = w.names[:0]
-	for {
-		n, err := unix.Getdents(fd, w.dirent)
-		if err != nil {
-			return false
-		}
-		if n <= 0 {
-			return true
-		}
-		_, _, w.names = unix.ParseDirent(w.dirent[:n], -1, w.names)
 	}
 }
 
