@@ -104,6 +104,19 @@ func decodesValidly(b []byte, e Encoding, whole bool) bool {
 	return high == 0 || !whole
 }
 
+// unitAt is the code unit at the start of b.
+func unitAt(b []byte, unit int, big bool) rune {
+	var c uint32
+	for i := range unit {
+		k := i
+		if big {
+			k = unit - 1 - i
+		}
+		c |= uint32(b[k]) << (8 * i)
+	}
+	return rune(c)
+}
+
 // LooksBinary: a NUL byte, or more than 30 % of the bytes in invalid UTF-8
 // (random bytes are about half invalid; a Latin-1 text a few percent).
 func LooksBinary(b []byte) bool {
