@@ -84,12 +84,8 @@ func outcomeOf(o outcome.Outcome) shellOutcome {
 		return code(o.ExitStatus())
 	case d.TimedOut || d.IdleOut:
 		return shellOutcome{Type: "timeout"}
-	case d.ExitCode != nil:
-		return code(*d.ExitCode)
-	case d.Signal != nil:
-		return code(128 + *d.Signal)
 	}
-	return code(1)
+	return code(proc.Ending{Code: d.ExitCode, Signal: d.Signal}.Status())
 }
 
 // shellFacts are the facts of a shell call that call reads: from the

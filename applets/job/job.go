@@ -164,21 +164,8 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if a.Input != nil || a.CloseStdin || sig != 0 {
 		wait = 2
 	}
-	if a.WaitSecs != nil {
-		wait = *a.WaitSecs
-		if wait > MaxWait {
-			notes = append(notes, fmt.Sprintf("[wait_secs %d is more than %d; used %d]", wait, MaxWait, MaxWait))
-			wait = MaxWait
-		}
-	}
-	maxOutput := a.Host.MaxOutput
-	if a.MaxOutput != nil {
-		if n := *a.MaxOutput; n > maxOutput {
-			notes = append(notes, fmt.Sprintf("[max_output %d is more than the host's %d; used %d]", n, maxOutput, maxOutput))
-		} else {
-			maxOutput = n
-		}
-	}
+	wait = outcome.AtMost("wait_secs", a.WaitSecs, wait, MaxWait, "", &notes)
+	maxOutput := outcome.AtMost("max_output", a.MaxOutput, a.Host.MaxOutput, a.Host.MaxOutput, "the host's ", &notes)
 
 	id := *a.ID
 	j, err := jobs.Open(id)
@@ -249,16 +236,13 @@ func list() outcome.Outcome {
 		return outcome.Failure("%s", err)
 	}
 	d := Details{Jobs: []Listed{}}
+	running := 0
 	var b strings.Builder
 	for _, j := range all {
 		b.WriteString(j.Summary())
 		b.WriteByte('\n')
-		l := Listed{ID: j.ID, Command: j.Spec.Command, AgeSecs: int64(time.Since(j.Spec.Started).Seconds()), Running: j.Running(), OutputBytes: j.OutputSize()}
-		d.Jobs = append(d.Jobs, l)
-	}
-	running := 0
-	for _, l := range d.Jobs {
-		if l.Running {
+		d.Jobs = append(d.Jobs, Listed{ID: j.ID, Command: j.Spec.Command, AgeSecs: int64(time.Since(j.Spec.Started).Seconds()), Running: j.Running(), OutputBytes: j.OutputSize()})
+		if j.Running() {
 			running++
 		}
 	}

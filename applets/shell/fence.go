@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"toolkit/internal/confine"
+	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 )
 
@@ -31,21 +32,12 @@ type fence struct {
 func fenceFor(a Args, h Options) (fence, []string, error) {
 	f := fence{mode: h.Confine}
 	var notes []string
-	take := func(name string, asked *int, ceiling int) int {
-		switch {
-		case asked == nil:
-			return ceiling
-		case ceiling > 0 && *asked > ceiling:
-			notes = append(notes, fmt.Sprintf("[limits.%s %d is more than the host's %d; used %d]", name, *asked, ceiling, ceiling))
-			return ceiling
-		}
-		return *asked
-	}
 	var mem, pids *int
 	if a.Limits != nil {
 		mem, pids = a.Limits.MemoryMB, a.Limits.Pids
 	}
-	f.limits = proc.Limits{MemoryBytes: int64(take("memory_mb", mem, h.LimitMemoryMB)) << 20, Pids: take("pids", pids, h.LimitPids)}
+	mb := outcome.AtMost("limits.memory_mb", mem, h.LimitMemoryMB, h.LimitMemoryMB, "the host's ", &notes)
+	f.limits = proc.Limits{MemoryBytes: int64(mb) << 20, Pids: outcome.AtMost("limits.pids", pids, h.LimitPids, h.LimitPids, "the host's ", &notes)}
 	if f.mode == confine.Off {
 		return f, notes, nil
 	}

@@ -23,23 +23,12 @@ const backgroundWait = 250 * time.Millisecond
 func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	started := time.Now()
 	var notes []string
-	life := h.JobLifetime
-	wait := life
+	dflt, most := int(h.JobLifetime.Seconds()), int(h.JobLifetime.Seconds())
 	if a.YieldSecs == nil && !a.Background {
-		life = time.Duration(DefaultTimeoutSecs) * time.Second
+		dflt, most = DefaultTimeoutSecs, MaxTimeoutSecs
 	}
-	if a.TimeoutSecs != nil {
-		secs := *a.TimeoutSecs
-		ceiling := h.JobLifetime
-		if a.YieldSecs == nil && !a.Background {
-			ceiling = MaxTimeoutSecs * time.Second
-		}
-		life = time.Duration(secs) * time.Second
-		if life > ceiling {
-			notes = append(notes, fmt.Sprintf("[timeout_secs %d is more than %d; used %d]", secs, int(ceiling.Seconds()), int(ceiling.Seconds())))
-			life = ceiling
-		}
-	}
+	life := time.Duration(outcome.AtMost("timeout_secs", a.TimeoutSecs, dflt, most, "", &notes)) * time.Second
+	var wait time.Duration
 	switch {
 	case a.Background:
 		wait = backgroundWait
@@ -132,16 +121,9 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	}
 	o := outcome.Success(text, d)
 	if h.ExitLikeCommand {
-		code := 1
-		switch {
-		case v.Running:
-			code = 0
-		case d.TimedOut:
-			code = 124
-		case v.Ending.Code != nil:
-			code = *v.Ending.Code
-		case v.Ending.Signal != nil:
-			code = 128 + *v.Ending.Signal
+		code := 0
+		if !v.Running {
+			code = exitStatus(v.Ending, d.TimedOut)
 		}
 		o.Status = &code
 	}

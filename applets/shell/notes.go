@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"syscall"
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/cut"
+	"toolkit/internal/jobs"
 	"toolkit/internal/proc"
 )
 
@@ -64,41 +63,14 @@ func (r *run) stopNote() string {
 	default:
 		what = "stopped: " + r.why.Error()
 	}
-	how := "terminated"
-	switch {
-	case r.again != "":
-		how = "killed at once after a second " + r.again
-	case r.stop.Killed:
-		how = "killed after " + cut.Seconds(r.h.Limits.Grace) + " without an answer to SIGTERM"
-	}
-	if r.stop.Left > 0 {
-		how += fmt.Sprintf("; %d processes did not die", r.stop.Left)
-	}
-	return "[" + what + "; " + how + "]"
+	return jobs.StopNote(what, r.stop, r.h.Limits.Grace, r.again)
 }
 
-// statusLine is the last line of the text, and fills in the status details.
-func statusLine(st *os.ProcessState, d *Details) string {
-	e := proc.NoStatus
-	if st != nil {
-		if ws, ok := st.Sys().(syscall.WaitStatus); ok {
-			e = proc.EndingOf(ws)
-		}
-	}
-	d.ExitCode, d.Signal, d.SignalName = e.Code, e.Signal, e.SignalName
-	return e.Line
-}
-
-// exitLikeCommand is toolkit's exit status under --status.
-func exitLikeCommand(st *os.ProcessState, why error) int {
-	if errors.Is(why, errTimeout) || errors.Is(why, errIdle) {
+// exitStatus is toolkit's exit status under --status: the command's, or 124
+// when toolkit stopped it for its time or its silence.
+func exitStatus(e proc.Ending, timedOut bool) int {
+	if timedOut {
 		return 124
 	}
-	if st == nil {
-		return 1
-	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return st.ExitCode()
+	return e.Status()
 }

@@ -3,7 +3,6 @@ package shell
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -30,17 +29,10 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		return runJob(ctx, a, h)
 	}
 	var notes []string
-
-	timeout := time.Duration(DefaultTimeoutSecs) * time.Second
+	timeout := time.Duration(outcome.AtMost("timeout_secs", a.TimeoutSecs, DefaultTimeoutSecs, MaxTimeoutSecs, "", &notes)) * time.Second
 	idle := h.Limits.Idle
 	if a.TimeoutSecs != nil {
 		idle = 0 // a command that names its timeout may be silent
-		secs := *a.TimeoutSecs
-		if secs > MaxTimeoutSecs {
-			notes = append(notes, fmt.Sprintf("[timeout_secs %d is more than %d; used %d]", secs, MaxTimeoutSecs, MaxTimeoutSecs))
-			secs = MaxTimeoutSecs
-		}
-		timeout = time.Duration(secs) * time.Second
 	}
 	sess, dir, f, more, err := setUp(&a, &h)
 	if err != nil {
@@ -105,7 +97,8 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	case errors.As(r.why, &over):
 		d.Stopped = over.What + " limit" // "memory limit", "process limit"
 	}
-	status := statusLine(r.state, &d)
+	end := proc.EndingOfState(r.state)
+	d.ExitCode, d.Signal, d.SignalName = end.Code, end.Signal, end.SignalName
 
 	var epilogue strings.Builder
 	if out.live != nil && out.live.any && out.live.last != '\n' {
@@ -115,7 +108,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		epilogue.WriteString(n)
 		epilogue.WriteByte('\n')
 	}
-	epilogue.WriteString(status)
+	epilogue.WriteString(end.Line)
 	epilogue.WriteByte('\n')
 
 	if s := text.String(); s != "" && !strings.HasSuffix(s, "\n") {
@@ -126,7 +119,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	o.Epilogue = epilogue.String()
 	o.Streamed = h.Live != nil
 	if h.ExitLikeCommand {
-		code := exitLikeCommand(r.state, r.why)
+		code := exitStatus(end, d.TimedOut || d.IdleOut)
 		o.Status = &code
 	}
 	return o

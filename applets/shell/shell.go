@@ -133,20 +133,6 @@ const (
 // DefaultLimits are the limits SPEC.md gives.
 var DefaultLimits = Limits{Grace: 2 * time.Second, Idle: 60 * time.Second, Quiet: 250 * time.Millisecond, Linger: 2 * time.Second}
 
-// takeMaxOutput lowers the text's limit to a call's max_output, and
-// returns the note that says so when the call asked for more than the
-// host's ceiling.
-func (o *Options) takeMaxOutput(asked *int) []string {
-	switch {
-	case asked == nil:
-		return nil
-	case *asked > o.MaxOutput:
-		return []string{fmt.Sprintf("[max_output %d is more than the host's %d; used %d]", *asked, o.MaxOutput, o.MaxOutput)}
-	}
-	o.MaxOutput = *asked
-	return nil
-}
-
 func (o Options) withDefaults() Options {
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = DefaultMaxOutput

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
 )
@@ -17,7 +18,7 @@ import (
 // directory it runs in, and its fence. notes say what was changed from the
 // call's asking, and what confinement held.
 func setUp(a *Args, h *Options) (sess *session, dir string, f fence, notes []string, err error) {
-	notes = h.takeMaxOutput(a.MaxOutput)
+	h.MaxOutput = outcome.AtMost("max_output", a.MaxOutput, h.MaxOutput, h.MaxOutput, "the host's ", &notes)
 	if sess, err = openSession(a, *h); err != nil {
 		return nil, "", f, nil, err
 	}

@@ -101,6 +101,21 @@ func Misuse(format string, args ...any) Outcome {
 	return Outcome{Kind: UsageError, Message: fmt.Sprintf(format, args...)}
 }
 
+// AtMost is a call's value under a ceiling: asked, or most when asked is
+// more (with a note that says so: "[timeout_secs 900 is more than 600; used
+// 600]"), or dflt when the call gives none. A most of 0 is no ceiling; whose
+// names the ceiling's owner in the note ("the host's ", or "").
+func AtMost(field string, asked *int, dflt, most int, whose string, notes *[]string) int {
+	switch {
+	case asked == nil:
+		return dflt
+	case most > 0 && *asked > most:
+		*notes = append(*notes, fmt.Sprintf("[%s %d is more than %s%d; used %d]", field, *asked, whose, most, most))
+		return most
+	}
+	return *asked
+}
+
 // ExitStatus is the exit status toolkit ends with for o.
 func (o Outcome) ExitStatus() int {
 	switch o.Kind {

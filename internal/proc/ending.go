@@ -33,6 +33,28 @@ func EndingOf(ws syscall.WaitStatus) Ending {
 	return NoStatus
 }
 
+// EndingOfState is the Ending of a process state; NoStatus for none.
+func EndingOfState(st *os.ProcessState) Ending {
+	if st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok {
+			return EndingOf(ws)
+		}
+	}
+	return NoStatus
+}
+
+// Status is the exit status a shell gives for the ending: its code, 128+N
+// for signal N, 1 without a status.
+func (e Ending) Status() int {
+	switch {
+	case e.Code != nil:
+		return *e.Code
+	case e.Signal != nil:
+		return 128 + *e.Signal
+	}
+	return 1
+}
+
 // Nothing is a file that reads as empty: /dev/null, or, in an image that
 // has no /dev, a pipe with nothing at its other end. It serves as a
 // command's stdin and as a keeper's stdin, stdout and stderr (os/exec would
