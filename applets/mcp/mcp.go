@@ -129,7 +129,7 @@ type Server struct {
 	conf Config
 
 	stopCtx context.Context // cancelled when the server stops its calls
-	stop    context.CancelCauseFunc
+	stop    context.CancelCauseFunc // stops every call still running
 	again   chan struct{} // closed when what is left is to be killed at once
 	once    sync.Once
 	calls   sync.WaitGroup
@@ -197,7 +197,7 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) e
 	for {
 		select {
 		case err := <-done:
-			s.stopCalls(errEOF)
+			s.stop(errEOF)
 			s.calls.Wait()
 			if !s.conf.KeepJobs {
 				s.stopJobs()
@@ -210,13 +210,13 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) e
 			eof = nil
 			drain = time.After(drainAfterEOF)
 		case <-drain:
-			s.stopCalls(errEOF)
+			s.stop(errEOF)
 		case sig := <-sigs:
 			if s.stopCtx.Err() != nil {
 				s.once.Do(func() { close(s.again) })
 				continue
 			}
-			s.stopCalls(cmdline.SignalCause{Name: signalName(sig)})
+			s.stop(cmdline.SignalCause{Name: signalName(sig)})
 			go func() {
 				// Answered, the calls are over: so is the session.
 				s.calls.Wait()
