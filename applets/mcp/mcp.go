@@ -227,9 +227,6 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) e
 	}
 }
 
-// stopCalls stops every call still running.
-func (s *Server) stopCalls(why error) { s.stop(why) }
-
 func signalName(sig os.Signal) string {
 	if s, ok := sig.(syscall.Signal); ok {
 		return unix.SignalName(s)
