@@ -51,11 +51,7 @@ func Command() *cli.Command {
 		Flags:        append([]cli.Flag{rootFlag}, applets.ModelFlags()...),
 		OnUsageError: cmdline.UsageError(Usage),
 		Action: func(c *cli.Context) error {
-			misuse := func(err error) error {
-				o := outcome.Misuse("%s", err)
-				o.Usage = Usage
-				return cmdline.Exit(c, o, outcome.TextMode)
-			}
+			misuse := func(err error) error { return cmdline.Misuse(c, err, Usage) }
 			if c.NArg() > 0 {
 				return misuse(fmt.Errorf("no arguments: the block is read from stdin"))
 			}
@@ -74,18 +70,15 @@ func Command() *cli.Command {
 			ctx, stop, again := cmdline.SignalContext()
 			defer stop()
 			h := cmdline.Host{Root: r, Settings: c, Signals: again, Details: true}
+			// An array whose blocks are answered, some with an error, is
+			// printed, and is a usage error all the same.
 			out, failed, err := Run(ctx, data, h)
-			var unread *UnreadError
-			if errors.As(err, &unread) {
-				// Every block answered, some with an error: the answers are
-				// printed, and the call is a usage error.
+			if out != nil {
 				fmt.Fprintf(c.App.Writer, "%s\n", out)
-				return misuse(err)
 			}
 			if err != nil {
 				return misuse(err)
 			}
-			fmt.Fprintf(c.App.Writer, "%s\n", out)
 			if failed {
 				return cli.Exit("", 1)
 			}
@@ -96,7 +89,8 @@ func Command() *cli.Command {
 
 // Run carries out a block, or an array of blocks, and returns the result
 // JSON and whether any result is an error. An error is a block it cannot
-// read.
+// read: for an array, the results are returned with it, that block's an
+// error.
 func Run(ctx context.Context, data []byte, h cmdline.Host) ([]byte, bool, error) {
 	t := bytes.TrimLeft(data, " \t\r\n")
 	if len(t) > 0 && t[0] == '[' {
@@ -122,7 +116,7 @@ func Run(ctx context.Context, data []byte, h cmdline.Host) ([]byte, bool, error)
 		out, err := json.Marshal(results, json.Deterministic(true))
 		if err == nil && unread != nil {
 			// One line, as every usage error is.
-			return out, true, &UnreadError{Err: errors.New(strings.Join(unread, "; "))}
+			return out, true, errors.New(strings.Join(unread, "; "))
 		}
 		return out, failed, err
 	}
@@ -133,12 +127,6 @@ func Run(ctx context.Context, data []byte, h cmdline.Host) ([]byte, bool, error)
 	out, err := json.Marshal(res, json.Deterministic(true))
 	return out, failed, err
 }
-
-// UnreadError says that some blocks of an array could not be read: the
-// results, theirs an error each, are to be printed all the same.
-type UnreadError struct{ Err error }
-
-func (e *UnreadError) Error() string { return e.Err.Error() }
 
 // unreadBlock answers a block of an array that toolkit cannot read.
 type unreadBlock struct {
@@ -260,7 +248,7 @@ type (
 func anthropicContent(o outcome.Outcome) any {
 	m := o.Media
 	if m == nil {
-		return textOf(o)
+		return o.ModelText()
 	}
 	kind := "document"
 	if m.IsImage() {
@@ -292,7 +280,7 @@ type (
 func openaiOutput(o outcome.Outcome) any {
 	m := o.Media
 	if m == nil {
-		return textOf(o)
+		return o.ModelText()
 	}
 	url := "data:" + m.Type + ";base64," + base64.StdEncoding.EncodeToString(m.Data)
 	if m.IsImage() {
@@ -305,32 +293,12 @@ func openaiOutput(o outcome.Outcome) any {
 func runTool(ctx context.Context, name string, args []byte, h cmdline.Host) outcome.Outcome {
 	t, ok := applets.Find(name)
 	if !ok {
-		return outcome.Failure("no tool called %q; the tools are %s", name, joinNames())
+		return outcome.Failure("no tool called %q; the tools are %s", name, strings.Join(applets.Names(), ", "))
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte("{}")
 	}
 	return t.Call(ctx, args, h)
-}
-
-func joinNames() string {
-	var b bytes.Buffer
-	for i, n := range applets.Names() {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(n)
-	}
-	return b.String()
-}
-
-// textOf is what the model is shown of an outcome: its text, or its error
-// without the command line's usage.
-func textOf(o outcome.Outcome) string {
-	if o.Kind != outcome.Done {
-		return o.Message
-	}
-	return o.Text
 }
 
 // marshal is v as a JSON input for an applet.

@@ -159,7 +159,7 @@ func localShellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, er
 	if d, ok := factsOf(o); ok {
 		meta["duration_seconds"] = float64(d.DurationMS) / 1000
 	}
-	out := marshal(map[string]any{"output": textOf(o), "metadata": meta})
+	out := marshal(map[string]any{"output": o.ModelText(), "metadata": meta})
 	return localShellCallOutput{Type: "local_shell_call_output", ID: b.CallID, Output: string(out)}, o.Kind != outcome.Done, nil
 }
 
@@ -229,7 +229,7 @@ func applyPatchCall(ctx context.Context, b block, h cmdline.Host) (any, bool, er
 	if o.Kind != outcome.Done {
 		status = "failed"
 	}
-	return applyPatchCallOutput{Type: "apply_patch_call_output", CallID: b.CallID, Status: status, Output: textOf(o)}, o.Kind != outcome.Done, nil
+	return applyPatchCallOutput{Type: "apply_patch_call_output", CallID: b.CallID, Status: status, Output: o.ModelText()}, o.Kind != outcome.Done, nil
 }
 
 // createContent is the content of a create_file diff, as the Agents SDK's

@@ -36,12 +36,10 @@ func Command() *cli.Command {
 				mode = outcome.JSONMode
 			}
 			f, err := Facts(c.String("root"), c)
-			var o outcome.Outcome
+			o := outcome.Success(f.Text(), f)
 			if err != nil {
 				o = outcome.Misuse("%s", err)
 				o.Usage = Usage
-			} else {
-				o = outcome.Success(f.Text(), f)
 			}
 			return cmdline.Exit(c, o, mode)
 		},

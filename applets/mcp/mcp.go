@@ -74,17 +74,13 @@ func Command(version string) *cli.Command {
 		Action: func(c *cli.Context) error {
 			r, err := cmdline.OpenRoot(c)
 			if err != nil {
-				o := outcome.Misuse("%s", err)
-				o.Usage = Usage
-				return cmdline.Exit(c, o, outcome.TextMode)
+				return cmdline.Misuse(c, err, Usage)
 			}
 			defer r.Close()
 			// With --confine, the server too: one policy for it, the file
 			// tools it runs in itself, and the commands.
 			if err := cmdline.ConfineSelf(c, r); err != nil {
-				o := outcome.Misuse("%s", err)
-				o.Usage = Usage
-				return cmdline.Exit(c, o, outcome.TextMode)
+				return cmdline.Misuse(c, err, Usage)
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -128,9 +124,9 @@ type Server struct {
 	sdk  *sdk.Server
 	conf Config
 
-	stopCtx context.Context // cancelled when the server stops its calls
+	stopCtx context.Context         // cancelled when the server stops its calls
 	stop    context.CancelCauseFunc // stops every call still running
-	again   chan struct{} // closed when what is left is to be killed at once
+	again   chan struct{}           // closed when what is left is to be killed at once
 	once    sync.Once
 	calls   sync.WaitGroup
 
@@ -444,11 +440,7 @@ func (s *Server) child(ctx context.Context, t applets.Tool, args []byte) *sdk.Ca
 
 // result turns an Outcome into a tools/call result.
 func result(o outcome.Outcome) *sdk.CallToolResult {
-	text := o.Text
-	if o.Kind != outcome.Done {
-		text = o.Message // the usage line is the command line's, not the model's
-	}
-	content := []sdk.Content{&sdk.TextContent{Text: text}}
+	content := []sdk.Content{&sdk.TextContent{Text: o.ModelText()}}
 	if m := o.Media; m != nil {
 		// The picture as an image block, a document as an embedded
 		// resource; the structured content says what was sent without its

@@ -124,9 +124,7 @@ func Command() *cli.Command {
 		Action: func(c *cli.Context) error {
 			out, err := describe(c.String("format"), c.Bool("strict"), c.Args().Slice())
 			if err != nil {
-				o := outcome.Misuse("%s", err)
-				o.Usage = Usage
-				return cmdline.Exit(c, o, outcome.TextMode)
+				return cmdline.Misuse(c, err, Usage)
 			}
 			return cmdline.Exit(c, outcome.Success(string(outcome.Marshal(out))+"\n", nil), outcome.TextMode)
 		},

@@ -203,6 +203,14 @@ func OutputMode(c *cli.Context) outcome.Mode {
 	return outcome.TextMode
 }
 
+// Misuse ends a presenter's command (mcp, call, schema) with a usage
+// error, in text, that points to its usage line.
+func Misuse(c *cli.Context, err error, usage string) error {
+	o := outcome.Misuse("%s", err)
+	o.Usage = usage
+	return Exit(c, o, outcome.TextMode)
+}
+
 // UsageError is urfave/cli's OnUsageError for a command: a bad flag is a
 // usage error outcome, not help text on stdout.
 func UsageError(usage string) cli.OnUsageErrorFunc {

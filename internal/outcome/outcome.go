@@ -130,6 +130,15 @@ func (o Outcome) ExitStatus() int {
 	return StatusDone
 }
 
+// ModelText is what a model is shown of o: its text, or its error without
+// the command line's usage.
+func (o Outcome) ModelText() string {
+	if o.Kind != Done {
+		return o.Message
+	}
+	return o.Text
+}
+
 // Mode is how an Outcome is printed.
 type Mode int
 
@@ -166,15 +175,13 @@ func (o Outcome) Print(stdout, stderr io.Writer, applet string, mode Mode) int {
 			if o.Media != nil && !o.Streamed {
 				_, _ = io.WriteString(stdout, "[the "+o.Media.noun()+" itself comes through --json, toolkit mcp or toolkit call]\n")
 			}
-		case ToolError:
-			fmt.Fprintf(stderr, "%s: %s\n", prefix, o.Message)
-		case UsageError:
+		default:
 			// One line, so that a host logging stderr gets the whole story in it.
+			msg := o.Message
 			if o.Usage != "" {
-				fmt.Fprintf(stderr, "%s: %s; usage: %s\n", prefix, o.Message, o.Usage)
-			} else {
-				fmt.Fprintf(stderr, "%s: %s\n", prefix, o.Message)
+				msg += "; usage: " + o.Usage
 			}
+			fmt.Fprintf(stderr, "%s: %s\n", prefix, msg)
 		}
 	}
 	return o.ExitStatus()
