@@ -16,7 +16,8 @@
 // A block whose tool fails, or whose input is wrong, is still answered,
 // with the error in the result for the model, and toolkit exits 1. A block
 // toolkit cannot read at all (not JSON, no type it knows, no id) is a
-// usage error, exit 2, with nothing on stdout.
+// usage error, exit 2: alone, with nothing on stdout; in an array, the
+// others are answered and it is answered with its error in its place.
 package call
 
 import (

@@ -97,7 +97,6 @@ func environ(extra map[string]string) []string {
 	return env
 }
 
-// job is a started command: its process, its output pipe, its tree.
 // job is a command shell started, and its output pipe's identity (which
 // processes hold the pipe is how a background process is told apart).
 type job struct {

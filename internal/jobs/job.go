@@ -435,7 +435,6 @@ func Sweep(state string) {
 	}
 }
 
-// Summary is a line of the list of jobs.
 // OutputSize is how much the job has written: all of it once it ended
 // (its log keeps MaxLog at most), else what its log holds.
 func (j *Job) OutputSize() int64 {
@@ -448,6 +447,7 @@ func (j *Job) OutputSize() int64 {
 	return 0
 }
 
+// Summary is a line of the list of jobs.
 func (j *Job) Summary() string {
 	state := "running"
 	if !j.Running() {
