@@ -75,8 +75,7 @@ func run(argv []string) int {
 		}
 	}
 	err := newApp().Run(args)
-	var exit cli.ExitCoder
-	if errors.As(err, &exit) {
+	if exit, ok := errors.AsType[cli.ExitCoder](err); ok {
 		return exit.ExitCode()
 	}
 	if err != nil {

@@ -313,8 +313,7 @@ func marshal(v any) []byte {
 
 // reason words a JSON error without the library's prefix.
 func reason(err error) string {
-	var se *jsontext.SyntacticError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
 		return fmt.Sprintf("%v at byte %d", se.Err, se.ByteOffset)
 	}
 	return err.Error()

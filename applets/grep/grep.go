@@ -223,7 +223,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	// and as glob does; counts and lines in order of their paths.
 	s.newest = a.Sort != nil && *a.Sort == "mtime" || a.Sort == nil && mode == "files"
 	if a.Glob != nil {
-		for _, g := range strings.Fields(*a.Glob) {
+		for g := range strings.FieldsSeq(*a.Glob) {
 			pattern, not := strings.CutPrefix(g, "!")
 			if pattern == "" {
 				return outcome.Misuse("input: glob is not a pattern: %q", g)

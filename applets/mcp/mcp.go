@@ -295,9 +295,7 @@ func (s *Server) progress(ctx context.Context, ss *sdk.ServerSession, token any)
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		start := time.Now()
@@ -312,7 +310,7 @@ func (s *Server) progress(ctx context.Context, ss *sdk.ServerSession, token any)
 				_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: secs, Message: fmt.Sprintf("running for %.0f s", secs)})
 			}
 		}
-	}()
+	})
 	// Waited for, so that no notification follows the call's response.
 	return func() { close(done); wg.Wait() }
 }
@@ -332,13 +330,11 @@ func (s *Server) stopJobs() {
 	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if j, err := jobs.Open(id); err == nil && j.Running() {
 				_ = j.Stop("the MCP session that started it ended")
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -36,6 +36,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -631,19 +632,18 @@ func commit(r *root.Root, changes []*change) error {
 			undos = append(undos, u)
 			continue
 		}
-		for k := len(undos) - 1; k >= 0; k-- {
-			_ = undos[k].Revert()
+		for _, undo := range slices.Backward(undos) {
+			_ = undo.Revert()
 		}
 		abort(i + 1)
-		var changed *replace.Changed
-		if errors.As(err, &changed) {
+		if changed, ok := errors.AsType[*replace.Changed](err); ok {
 			return fmt.Errorf("%s: %s", c.path, changed)
 		}
 		return fmt.Errorf("%s: cannot write: %s", c.path, replace.Reason(err))
 	}
 	if err := journal.MarkDone(); err != nil {
-		for k := len(undos) - 1; k >= 0; k-- {
-			_ = undos[k].Revert()
+		for _, undo := range slices.Backward(undos) {
+			_ = undo.Revert()
 		}
 		return fmt.Errorf("cannot keep the patch's journal: %s", replace.Reason(err))
 	}

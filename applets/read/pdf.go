@@ -198,11 +198,11 @@ func countPages(data []byte) int {
 	budget := int64(maxInflate)
 	for _, at := range objectStream.FindAllIndex(data, -1) {
 		rest := data[at[1]:]
-		i := bytes.Index(rest, []byte("stream"))
-		if i < 0 || budget <= 0 {
+		_, after, ok := bytes.Cut(rest, []byte("stream"))
+		if !ok || budget <= 0 {
 			break
 		}
-		body := bytes.TrimLeft(rest[i+len("stream"):], "\r\n")
+		body := bytes.TrimLeft(after, "\r\n")
 		if j := bytes.Index(body, []byte("endstream")); j >= 0 {
 			body = body[:j]
 		}

@@ -344,8 +344,7 @@ func (e ToolError) Error() string { return string(e) }
 // usage line, where a *input.FieldError found in person mode is worded with
 // the flag's name.
 func (ap Applet[A]) inputError(err error, in inputMode) outcome.Outcome {
-	var te ToolError
-	if errors.As(err, &te) {
+	if te, ok := errors.AsType[ToolError](err); ok {
 		return outcome.Failure("%s", te)
 	}
 	msg := err.Error()

@@ -21,6 +21,7 @@
 package ignore
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -212,8 +213,8 @@ type Stack []*File
 // Ignored says whether path (from the walk's top) is ignored: the deepest
 // file whose patterns decide about it decides.
 func (s Stack) Ignored(path string, isDir bool) bool {
-	for i := len(s) - 1; i >= 0; i-- {
-		if decided, ignored := s[i].Match(path, isDir); decided {
+	for _, f := range slices.Backward(s) {
+		if decided, ignored := f.Match(path, isDir); decided {
 			return ignored
 		}
 	}

@@ -85,7 +85,7 @@ func Fields(t reflect.Type) []Field {
 			ft = ft.Elem()
 		}
 		f.setType(ft, t, sf)
-		for _, c := range strings.Split(sf.Tag.Get("check"), ",") {
+		for c := range strings.SplitSeq(sf.Tag.Get("check"), ",") {
 			switch {
 			case c == "":
 			case c == "required":

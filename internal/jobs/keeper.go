@@ -179,8 +179,7 @@ func (k *keeper) run() {
 	for !(leaderDone && outputDone) {
 		select {
 		case err := <-over:
-			var ol *proc.OverLimit
-			if errors.As(err, &ol) {
+			if ol, ok := errors.AsType[*proc.OverLimit](err); ok {
 				stop(fmt.Sprintf("%s; %d processes stopped", ol, ol.Processes))
 			}
 		case st := <-exited:

@@ -24,6 +24,7 @@ package match
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -346,7 +347,7 @@ func LookAlikes(place, quote []byte) string {
 	}
 	var parts []string
 	for a, rs := range byASCII {
-		sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
+		slices.Sort(rs)
 		var s []string
 		for _, r := range rs {
 			s = append(s, string(r))

@@ -141,7 +141,7 @@ func PDF(pages ...string) []byte {
 	for i, text := range pages {
 		var s strings.Builder
 		s.WriteString("BT /F1 12 Tf 72 720 Td 14 TL\n")
-		for _, line := range strings.Split(text, "\n") {
+		for line := range strings.SplitSeq(text, "\n") {
 			r := strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`)
 			fmt.Fprintf(&s, "(%s) '\n", r.Replace(line))
 		}

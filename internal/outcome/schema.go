@@ -1,6 +1,7 @@
 package outcome
 
 import (
+	"maps"
 	"reflect"
 	"strings"
 )
@@ -23,9 +24,7 @@ func Schema(details reflect.Type) map[string]any {
 			}, "required": []string{"media_type", "data"}, "additionalProperties": false},
 	}
 	if details != nil {
-		for name, s := range structSchema(details)["properties"].(map[string]any) {
-			props[name] = s
-		}
+		maps.Copy(props, structSchema(details)["properties"].(map[string]any))
 	}
 	return map[string]any{"type": "object", "properties": props, "required": []string{"ok"}, "additionalProperties": false}
 }
@@ -61,8 +60,7 @@ func typeSchema(t reflect.Type) map[string]any {
 func structSchema(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	required := []string{}
-	for i := range t.NumField() {
-		f := t.Field(i)
+	for f := range t.Fields() {
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if !f.IsExported() || name == "-" {
 			continue

@@ -108,7 +108,7 @@ func children() []int {
 			continue
 		}
 		found = true
-		for _, f := range bytes.Fields(b) {
+		for f := range bytes.FieldsSeq(b) {
 			if pid, err := strconv.Atoi(string(f)); err == nil {
 				out = append(out, pid)
 			}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -232,8 +233,8 @@ func recoverOne(path, under string) string {
 		}
 	}
 	failed := 0
-	for i := len(rec.Steps) - 1; i >= 0; i-- {
-		if err := recoverStep(rec.Steps[i], done); err != nil {
+	for _, step := range slices.Backward(rec.Steps) {
+		if err := recoverStep(step, done); err != nil {
 			failed++
 		}
 	}

@@ -448,7 +448,7 @@ var umask = sync.OnceValue(func() os.FileMode {
 	if err != nil {
 		return 0o022
 	}
-	for _, l := range strings.Split(string(b), "\n") {
+	for l := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, "Umask:"); ok {
 			if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
 				return os.FileMode(n)

@@ -21,16 +21,13 @@ func Reason(err error) string {
 	case errors.Is(err, syscall.ELOOP):
 		return "too many levels of symbolic links"
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return pe.Err.Error()
 	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
+	if le, ok := errors.AsType[*os.LinkError](err); ok {
 		return le.Err.Error()
 	}
-	var se *os.SyscallError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*os.SyscallError](err); ok {
 		return se.Err.Error()
 	}
 	return err.Error()

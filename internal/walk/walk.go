@@ -156,16 +156,14 @@ func Walk(ctx context.Context, start *os.Root, above ignore.Stack, top string, o
 	w.queue <- dirWork{fd: fd, rel: "", stack: above}
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for d := range w.queue {
 				w.dir(d) // closes d.fd
 				if w.pending.Add(-1) == 0 {
 					close(w.queue)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return w.stats
@@ -223,7 +221,7 @@ func (w *walker) dir(d dirWork) {
 				continue
 			}
 			if text, ok := readSmall(d.fd, name); ok {
-				stack = append(stack[:len(stack):len(stack)], ignore.Parse(base, text))
+				stack = append(slices.Clip(stack), ignore.Parse(base, text))
 			}
 		}
 	}
