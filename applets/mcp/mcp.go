@@ -270,11 +270,6 @@ func endOfInput(err error) bool {
 	return errors.Is(err, io.EOF) || strings.HasSuffix(err.Error(), ": EOF")
 }
 
-// Connect serves one session on t, for tests.
-func (s *Server) Connect(ctx context.Context, t sdk.Transport) (*sdk.ServerSession, error) {
-	return s.sdk.Connect(ctx, t, nil)
-}
-
 func (s *Server) handler(t applets.Tool) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {

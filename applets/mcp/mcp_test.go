@@ -37,7 +37,7 @@ func session(t *testing.T, dir string) *mcp.ClientSession {
 	st, ct := mcp.NewInMemoryTransports()
 	s := New("test", Config{Root: r})
 	ctx := context.Background()
-	ss, err := s.Connect(ctx, st)
+	ss, err := s.sdk.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
