@@ -115,11 +115,7 @@ var Applet = cmdline.Applet[Args]{
 	Person: fromFlags,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{Root: h.Root}
-		o := Run(ctx, *a)
-		if o.Kind == outcome.UsageError {
-			o.Usage = usage
-		}
-		return o
+		return Run(ctx, *a)
 	},
 }
 

@@ -211,15 +211,11 @@ var Applet = cmdline.Applet[Args]{
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		opts, err := options(h.Settings)
 		if err != nil {
-			o := outcome.Misuse("%s", err)
-			o.Usage = "toolkit shell [flags] COMMAND..."
-			return o
+			return outcome.Misuse("%s", err)
 		}
 		opts.Root, opts.Again = h.Root, h.Signals
 		if opts.Confine != confine.Off && opts.Root == nil {
-			o := outcome.Misuse("%s", confine.ErrNoRoot)
-			o.Usage = "toolkit shell [flags] COMMAND..."
-			return o
+			return outcome.Misuse("%s", confine.ErrNoRoot)
 		}
 		a.Host = opts
 		// An output that was closed stops the command, as a timeout does.

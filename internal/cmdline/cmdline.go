@@ -165,8 +165,8 @@ func (ap Applet[A]) Command() *cli.Command {
 			ctx, stop, again := SignalContext()
 			defer stop()
 			o := ap.Run(ctx, &a, Host{Root: r, Settings: c, Mode: mode, Stdout: c.App.Writer, Signals: again, Details: mode != outcome.TextMode})
-			if in == machine && o.Kind == outcome.UsageError {
-				o.Usage = ap.usage(in) // the input was JSON: its fields, not the flags
+			if o.Kind == outcome.UsageError && (in == machine || o.Usage == "") {
+				o.Usage = ap.usage(in) // for JSON input, its fields, not the flags
 			}
 			return Exit(c, o, mode)
 		},
