@@ -180,8 +180,9 @@ func run(ctx context.Context, a Args) outcome.Outcome {
 	hash := func() string { return replace.SHA256(orig) }
 	was := ""
 	if a.IfMatch != nil {
-		if was = hash(); !strings.HasPrefix(was, strings.ToLower(*a.IfMatch)) {
-			return outcome.Failure("%s: changed since it was read (sha256 now %s)", a.Path, was)
+		was = hash()
+		if err := replace.IfMatch(*a.IfMatch).Check(&was); err != nil {
+			return outcome.Failure("%s: %s", a.Path, err)
 		}
 	}
 	body := text.Decode(orig, enc)

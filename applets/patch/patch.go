@@ -305,6 +305,7 @@ func (p *planner) load(path string, name bool) (*entry, error) {
 		return nil, fmt.Errorf("%s: %s", path, replace.Reason(err))
 	case fi.Mode()&os.ModeSymlink != 0:
 		e.orig = state{exists: true, link: true, content: []byte{}, like: fi}
+		e.origSum, _ = replace.HashFile(p.r, target) // read's for it: its target's; "" for none
 	case fi.IsDir():
 		return nil, fmt.Errorf("%s: is a directory", path)
 	default:
@@ -316,8 +317,12 @@ func (p *planner) load(path string, name bool) (*entry, error) {
 		e.origSum = replace.SHA256(b)
 	}
 	if want, ok := p.ifMatch[path]; ok {
-		if err := matches(path, want, e.orig.exists, e.origSum); err != nil {
-			return nil, err
+		var now *string
+		if e.origSum != "" {
+			now = &e.origSum
+		}
+		if err := replace.IfMatch(want).Check(now); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	e.cur = e.orig
@@ -497,18 +502,6 @@ func onText(old []byte, hunks []Hunk) (applied, error) {
 	res, err := apply(body, hunks)
 	res.text = text.Encode(res.text, enc)
 	return res, err
-}
-
-func matches(path, want string, exists bool, sum string) error {
-	switch {
-	case want == "absent" && exists:
-		return fmt.Errorf("%s: changed since it was read (it exists now, sha256 %s)", path, sum[:12])
-	case want != "absent" && !exists:
-		return fmt.Errorf("%s: changed since it was read (it no longer exists)", path)
-	case want != "absent" && !strings.HasPrefix(sum, strings.ToLower(want)):
-		return fmt.Errorf("%s: changed since it was read (sha256 now %s)", path, sum[:12])
-	}
-	return nil
 }
 
 // change is what commit does to one file: put a new content in its place,

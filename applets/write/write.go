@@ -135,10 +135,7 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 	}
 	expect := replace.Expect{}
 	if a.IfMatch != nil {
-		expect.Absent = *a.IfMatch == "absent"
-		if !expect.Absent {
-			expect.SHA256 = *a.IfMatch
-		}
+		expect = replace.IfMatch(*a.IfMatch)
 	}
 	var previous *string
 	if a.Host.Hash || a.IfMatch != nil {
@@ -151,8 +148,8 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 		}
 		// A first look, before the content is written: a stale if_match
 		// costs nothing then. Commit looks once more.
-		if o, ok := conflict(a.Path, expect, previous); !ok {
-			return o
+		if err := expect.Check(previous); err != nil {
+			return outcome.Failure("%s: %s", a.Path, err)
 		}
 	}
 
@@ -271,17 +268,6 @@ func shownPath(path, target string, r *root.Root) string {
 		}
 	}
 	return target
-}
-
-// conflict checks if_match against the file's sha256 (nil: no file), and
-// returns the tool error when they disagree.
-func conflict(path string, expect replace.Expect, current *string) (outcome.Outcome, bool) {
-	switch {
-	case expect.Absent && current != nil,
-		expect.SHA256 != "" && (current == nil || !strings.HasPrefix(*current, strings.ToLower(expect.SHA256))):
-		return outcome.Failure("%s: %s", path, &replace.Changed{Now: current, Absent: expect.Absent}), false
-	}
-	return outcome.Outcome{}, true
 }
 
 // describe words an error for path.

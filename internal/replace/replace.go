@@ -66,6 +66,25 @@ type Expect struct {
 	SHA256 string // a prefix (12 or more hex digits) of its sha256; "" for any
 }
 
+// Check says whether a file whose sha256 is now (nil: no file) is what e
+// expects: nil, or a *Changed.
+func (e Expect) Check(now *string) error {
+	switch {
+	case e.Absent && now != nil,
+		!e.Absent && e.SHA256 != "" && (now == nil || !strings.HasPrefix(*now, strings.ToLower(e.SHA256))):
+		return &Changed{Now: now, Absent: e.Absent}
+	}
+	return nil
+}
+
+// IfMatch is what an if_match value expects: "absent", or a sha256 prefix.
+func IfMatch(want string) Expect {
+	if want == "absent" {
+		return Expect{Absent: true}
+	}
+	return Expect{SHA256: want}
+}
+
 // Changed is the error of a Commit whose target is not what was expected.
 type Changed struct {
 	Now    *string // the target's sha256 now; nil when there is none
@@ -330,12 +349,7 @@ func (s *Staged) check(expect Expect) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case expect.Absent && now != nil,
-		!expect.Absent && (now == nil || !strings.HasPrefix(*now, strings.ToLower(expect.SHA256))):
-		return &Changed{Now: now, Absent: expect.Absent}
-	}
-	return nil
+	return expect.Check(now)
 }
 
 // current is the target's sha256 now, nil when there is no file.
