@@ -237,7 +237,7 @@ func run(ctx context.Context, a Args) outcome.Outcome {
 			return err
 		})
 		if err != nil {
-			return outcome.Failure("%s: cannot write: %s", a.Path, replace.Reason(err))
+			return outcome.Failure("%s", replace.CannotWrite(a.Path, err))
 		}
 		res, err := staged.Commit(replace.Expect{SHA256: was})
 		var changed *replace.Changed
@@ -245,7 +245,7 @@ func run(ctx context.Context, a Args) outcome.Outcome {
 		case errors.As(err, &changed):
 			return outcome.Failure("%s: changed while it was edited, by someone else (sha256 now %s); nothing was written: read it again", a.Path, shaOf(changed.Now))
 		case err != nil:
-			return outcome.Failure("%s: cannot write: %s", a.Path, replace.Reason(err))
+			return outcome.Failure("%s", replace.CannotWrite(a.Path, err))
 		}
 		if res.InPlace != "" {
 			diff += fmt.Sprintf("[written in place: %s; not atomic]\n", res.InPlace)

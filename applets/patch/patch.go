@@ -577,7 +577,7 @@ func commit(r *root.Root, changes []*change) error {
 	for i, err := range errs {
 		if err != nil {
 			abort(0)
-			return fmt.Errorf("%s: cannot write: %s", changes[i].path, replace.Reason(err))
+			return errors.New(replace.CannotWrite(changes[i].path, err))
 		}
 	}
 	// The journal names every file and the names their old and new
@@ -595,7 +595,7 @@ func commit(r *root.Root, changes []*change) error {
 		}
 		if err != nil {
 			abort(0)
-			return fmt.Errorf("%s: cannot write: %s", c.path, replace.Reason(err))
+			return errors.New(replace.CannotWrite(c.path, err))
 		}
 	}
 	journal, err := replace.BeginJournal(steps)
@@ -628,7 +628,7 @@ func commit(r *root.Root, changes []*change) error {
 		if changed, ok := errors.AsType[*replace.Changed](err); ok {
 			return fmt.Errorf("%s: %s", c.path, changed)
 		}
-		return fmt.Errorf("%s: cannot write: %s", c.path, replace.Reason(err))
+		return errors.New(replace.CannotWrite(c.path, err))
 	}
 	if err := journal.MarkDone(); err != nil {
 		for _, undo := range slices.Backward(undos) {

@@ -162,7 +162,7 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 		return err
 	})
 	if err != nil {
-		return outcome.Failure("%s", cannotWrite(a.Path, err))
+		return outcome.Failure("%s", replace.CannotWrite(a.Path, err))
 	}
 	res, err := staged.Commit(expect)
 	var changed *replace.Changed
@@ -170,7 +170,7 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 	case errors.As(err, &changed):
 		return outcome.Failure("%s: %s", a.Path, changed)
 	case err != nil:
-		return outcome.Failure("%s", cannotWrite(a.Path, err))
+		return outcome.Failure("%s", replace.CannotWrite(a.Path, err))
 	}
 
 	exists := staged.Old != nil
@@ -272,21 +272,6 @@ func shownPath(path, target string, r *root.Root) string {
 
 // describe words an error for path.
 func describe(path string, err error) string { return path + ": " + replace.Reason(err) }
-
-// cannotWrite words an error found while writing path.
-func cannotWrite(path string, err error) string {
-	var de *replace.DirError
-	var un *replace.Unsynced
-	switch {
-	case errors.As(err, &de):
-		return path + ": " + de.Error()
-	case errors.As(err, &un):
-		return path + ": " + un.Error()
-	case errors.Is(err, syscall.EISDIR), errors.Is(err, replace.ErrNotRegular), errors.Is(err, root.ErrOutside):
-		return describe(path, err)
-	}
-	return path + ": cannot write: " + root.Reason(err)
-}
 
 // lineCounter counts lines as the content goes by: its line ends, and one
 // more for a last line without one.

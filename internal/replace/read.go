@@ -55,6 +55,19 @@ func ReadWhole(r *root.Root, path string) ([]byte, error) {
 	}
 }
 
+// CannotWrite words an error met writing path: "PATH: cannot write:
+// REASON", or "PATH: REASON" for one that says itself (a directory's, a
+// sync's, a target that is a directory, no regular file or outside the
+// root).
+func CannotWrite(path string, err error) string {
+	_, dir := errors.AsType[*DirError](err)
+	_, unsynced := errors.AsType[*Unsynced](err)
+	if dir || unsynced || errors.Is(err, syscall.EISDIR) || errors.Is(err, ErrNotRegular) || errors.Is(err, root.ErrOutside) {
+		return path + ": " + Reason(err)
+	}
+	return path + ": cannot write: " + root.Reason(err)
+}
+
 // Reason words an error met reading or replacing a file, for a message
 // after its path.
 func Reason(err error) string {
