@@ -44,12 +44,11 @@ const Usage = "toolkit call [--root DIR] [host flags] < block.json"
 
 // Command is the call subcommand.
 func Command() *cli.Command {
-	rootFlag := &cli.StringFlag{Name: "root", Usage: "confine every path to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}
 	return &cli.Command{
 		Name:         "call",
 		Usage:        "carry out one model API tool-call block and print its result block",
 		UsageText:    Usage,
-		Flags:        append([]cli.Flag{rootFlag}, applets.ModelFlags()...),
+		Flags:        append([]cli.Flag{cmdline.RootFlag("confine every path to `DIR`")}, applets.ModelFlags()...),
 		OnUsageError: cmdline.UsageError(Usage),
 		Action: func(c *cli.Context) error {
 			misuse := func(err error) error { return cmdline.Misuse(c, err, Usage) }

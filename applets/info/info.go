@@ -23,12 +23,11 @@ const Usage = "toolkit info [--root DIR] [--json] [host flags]"
 
 // Command is the info subcommand.
 func Command() *cli.Command {
-	rootFlag := &cli.StringFlag{Name: "root", Usage: "measure the disk under `DIR`, as toolkit mcp --root would confine the calls (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}
 	return &cli.Command{
 		Name:         "info",
 		Usage:        "print the sandbox's facts: CPUs, memory, disk, Landlock, terminals, and the limits in force",
 		UsageText:    Usage,
-		Flags:        append([]cli.Flag{rootFlag, &cli.BoolFlag{Name: "json", Usage: "print the facts as JSON"}}, applets.ModelFlags()...),
+		Flags:        append([]cli.Flag{cmdline.RootFlag("measure the disk under `DIR`, as toolkit mcp --root would confine the calls"), &cli.BoolFlag{Name: "json", Usage: "print the facts as JSON"}}, applets.ModelFlags()...),
 		OnUsageError: cmdline.UsageError(Usage),
 		Action: func(c *cli.Context) error {
 			mode := outcome.TextMode

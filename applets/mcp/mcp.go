@@ -101,9 +101,8 @@ func Command(version string) *cli.Command {
 // flags are --root and every tool's host settings, with toolkit mcp's
 // defaults.
 func flags() []cli.Flag {
-	root := &cli.StringFlag{Name: "root", Usage: "confine every call's paths to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}
 	keep := &cli.BoolFlag{Name: "keep-jobs", EnvVars: []string{"TOOLKIT_KEEP_JOBS"}, Usage: "leave the jobs the session started running when it ends (default: stop them)"}
-	return append([]cli.Flag{root, keep}, applets.ModelFlags()...)
+	return append([]cli.Flag{cmdline.RootFlag("confine every call's paths to `DIR`"), keep}, applets.ModelFlags()...)
 }
 
 // Config is what every call of a server shares.

@@ -177,8 +177,13 @@ func (ap Applet[A]) Command() *cli.Command {
 func CommonFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "json", Usage: "print the outcome as one JSON object (also TOOLKIT_OUTPUT=json)"},
-		&cli.StringFlag{Name: "root", Usage: "confine paths to `DIR` (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}},
+		RootFlag("confine paths to `DIR`"),
 	}
+}
+
+// RootFlag is --root (also TOOLKIT_ROOT), with what it does for a command.
+func RootFlag(usage string) cli.Flag {
+	return &cli.StringFlag{Name: "root", Usage: usage + " (also TOOLKIT_ROOT)", EnvVars: []string{"TOOLKIT_ROOT"}}
 }
 
 // Exit prints o as mode says and ends the command with o's exit status.
