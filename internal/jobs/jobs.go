@@ -224,7 +224,7 @@ func Named(path string) (string, bool) {
 		return dir, ok && log && len(hex) == 32 && strings.Trim(hex, "0123456789abcdef") == ""
 	}
 	id := filepath.Base(dir)
-	if name != "log" || len(id) < 4 || strings.Trim(id, "0123456789abcdef") != "" {
+	if name != "log" || !ValidID(id) {
 		return "", false
 	}
 	state, err := Dir()
