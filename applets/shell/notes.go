@@ -51,7 +51,7 @@ func (r *run) stopNote() string {
 	case r.why == nil:
 		return ""
 	case errors.As(r.why, &over):
-		return fmt.Sprintf("[stopped: %s; %d processes stopped]", over, over.Processes)
+		return "[stopped: " + over.Said() + "]"
 	case errors.Is(r.why, errTimeout):
 		what = "timed out after " + cut.Seconds(r.timeout)
 	case errors.Is(r.why, errIdle):

@@ -347,7 +347,7 @@ func (r *run) background(rd **reader, beginStop func(func() proc.StopResult)) bo
 		return false
 	}
 	(*rd).stop()
-	spec := jobs.Spec{Command: r.command, Adopted: true, Pids: holders, Lifetime: jobs.Duration(r.h.JobLifetime), Grace: jobs.Duration(r.h.Limits.Grace)}
+	spec := jobs.Spec{Command: r.command, Adopted: true, Pids: holders, Lifetime: jobs.Duration(r.h.JobLifetime), Grace: jobs.Duration(r.h.Limits.Grace), Limits: r.limits}
 	j, err := jobs.Start(spec, os.Environ(), r.job.Out)
 	if err != nil {
 		r.bg.jobErr = err.Error()

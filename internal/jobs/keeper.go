@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -45,6 +46,7 @@ type keeper struct {
 	logFull atomic.Bool
 
 	running *proc.Running // the command; nil for an adopted job
+	adopted *proc.Tree    // an adopted job's processes, as they were handed over
 	out     *os.File      // the output pipe, or the terminal's master
 	input   *os.File      // the command's stdin pipe, or the master; nil for an adopted job
 }
@@ -95,6 +97,12 @@ func (k *keeper) start() error {
 	if k.spec.Adopted {
 		k.out = os.NewFile(4, "output")
 		k.status.Pipe, _ = proc.PipeID(k.out)
+		k.adopted = &proc.Tree{Roots: map[int]uint64{}}
+		for _, pid := range k.spec.Pids {
+			if info, ok := proc.Lookup(pid); ok {
+				k.adopted.Roots[pid] = info.Start
+			}
+		}
 	} else if err := k.startCommand(); err != nil {
 		return err
 	}
@@ -137,14 +145,15 @@ func (k *keeper) run() {
 	go k.copyOutput(outDone)
 
 	var exited <-chan *os.ProcessState // nil, never ready, for an adopted job
-	var watch *proc.Watch
 	var leaderEnd *os.ProcessState
-	over := make(chan error, 1)
+	tree := k.adopted
 	if k.running != nil {
-		exited = k.running.Exited
-		// What the job uses, and its limits, as for a shell call.
-		watch = proc.StartWatch(k.running.Tree, k.spec.Limits, func(err error) { over <- err })
+		exited, tree = k.running.Exited, k.running.Tree
 	}
+	// What the job uses, and its limits, as for a shell call: an adopted
+	// job's are those of the call that left it.
+	over := make(chan error, 1)
+	watch := proc.StartWatch(tree, k.spec.Limits, func(err error) { over <- err })
 
 	if k.input != nil {
 		// Opened for writing too, the FIFO never reads as ended when a look
@@ -180,7 +189,7 @@ func (k *keeper) run() {
 		select {
 		case err := <-over:
 			if ol, ok := errors.AsType[*proc.OverLimit](err); ok {
-				stop(fmt.Sprintf("%s; %d processes stopped", ol, ol.Processes))
+				stop(ol.Said())
 			}
 		case st := <-exited:
 			leaderDone, leaderEnd = true, st
@@ -220,8 +229,8 @@ func (k *keeper) run() {
 		res := <-stopped
 		k.status.Killed, k.status.Left = res.Killed, res.Left
 	}
+	k.status.Resources = watch.Stop(leaderEnd).Resources()
 	if k.running != nil {
-		k.status.Resources = watch.Stop(leaderEnd).Resources()
 		k.running.Close()
 	} else {
 		k.out.Close()
@@ -233,13 +242,18 @@ func (k *keeper) run() {
 }
 
 // stopAll stops the job: its whole tree, or for an adopted job, every
-// process that still holds its output.
+// process that still holds its output, and the processes handed over and
+// their descendants.
 func (k *keeper) stopAll() proc.StopResult {
 	grace := time.Duration(k.spec.Grace)
 	if k.running != nil {
 		return k.running.Tree.Stop(grace)
 	}
-	return proc.StopFound(func() []int { return proc.HoldersOf(proc.Others(), k.status.Pipe) }, grace)
+	return proc.StopFound(func() []int {
+		found := append(proc.HoldersOf(proc.Others(), k.status.Pipe), k.adopted.Members()...)
+		slices.Sort(found)
+		return slices.Compact(found)
+	}, grace)
 }
 
 // copyOutput appends the job's output to the log, up to MaxLog, and reads

@@ -87,6 +87,30 @@ func TestTreeTakesEveryDescendant(t *testing.T) {
 	}
 }
 
+// TestTreeOfRoots: a tree of roots (what a keeper adopts) is those
+// processes and their descendants while each root is the process that
+// started at its start time; one whose start time differs (a pid reused)
+// is not in it.
+func TestTreeOfRoots(t *testing.T) {
+	_, tree := startTree(t, "sleep 105 & sleep 106 & exec sleep 107")
+	members := waitMembers(t, tree, 3)
+	leader, ok := Lookup(tree.Leader)
+	if !ok {
+		t.Fatal("no leader")
+	}
+	roots := &Tree{Roots: map[int]uint64{tree.Leader: leader.Start}}
+	if got := roots.Members(); len(got) != len(members) {
+		t.Errorf("roots' tree %v, want %v", got, members)
+	}
+	other := &Tree{Roots: map[int]uint64{tree.Leader: leader.Start + 1}}
+	if got := other.Members(); len(got) != 0 {
+		t.Errorf("a root of another start time: %v, want none", got)
+	}
+	if res := tree.Stop(time.Second); res.Left != 0 {
+		t.Fatalf("Stop = %+v", res)
+	}
+}
+
 // TestStopKillsWhatIgnoresTerm: a tree that ignores SIGTERM is killed once
 // the grace period is over.
 func TestStopKillsWhatIgnoresTerm(t *testing.T) {

@@ -13,6 +13,10 @@ type Tree struct {
 	// Leader is the command's first process: its pid is also its session
 	// and process group id.
 	Leader int
+	// Roots, when set, make the tree these processes (each while it is
+	// the one that started at its start time) and their descendants, in
+	// place of this process's: what a job's keeper adopted. Leader is 0.
+	Roots map[int]uint64
 
 	leaderGone atomic.Bool
 }
@@ -48,6 +52,14 @@ func (t *Tree) members(procs map[int]Info) []int {
 	}
 	reaper.Unlock()
 	stack := append([]int(nil), children[self]...)
+	if t.Roots != nil {
+		stack = stack[:0]
+		for pid, start := range t.Roots {
+			if procs[pid].Start == start {
+				stack = append(stack, pid)
+			}
+		}
+	}
 	for len(stack) > 0 {
 		pid := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]

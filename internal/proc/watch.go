@@ -53,6 +53,15 @@ func (e *OverLimit) Error() string {
 	return fmt.Sprintf("process limit %d reached (%d at once)", e.Limit, e.Peak)
 }
 
+// Said is the stop for a note: "memory limit 64 MiB reached (peak 70 MiB);
+// 2 processes stopped", as a shell call and a job's look both say it.
+func (e *OverLimit) Said() string {
+	if e.Processes == 1 {
+		return e.Error() + "; 1 process stopped"
+	}
+	return fmt.Sprintf("%s; %d processes stopped", e, e.Processes)
+}
+
 // How often Watch looks: every WatchEvery at a limit's watch; every
 // WatchIdleEvery when it only counts what the tree uses (a job's keeper
 // watches for up to an hour, and its memory stays flat).

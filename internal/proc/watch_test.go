@@ -85,4 +85,8 @@ func TestOverLimitWords(t *testing.T) {
 			t.Errorf("%q, want %q", got, tc.want)
 		}
 	}
+	one := OverLimit{What: "memory", Limit: 64 << 20, Peak: 70 << 20, Processes: 1}
+	if got := one.Said(); got != "memory limit 64 MiB reached (peak 70 MiB); 1 process stopped" {
+		t.Errorf("%q", got)
+	}
 }
