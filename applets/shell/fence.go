@@ -87,11 +87,11 @@ func (f fence) env(env []string) []string {
 	return append(env, "TMPDIR="+f.tmp)
 }
 
-// notes are the notes on a confined command's text: the paths it was
-// denied outside what it may write.
-func (f fence) notes(text string) []string {
+// writable is what a command Landlock confines may write, for the notes on
+// the paths it was denied (confine.Notes); nil when it is not confined.
+func (f fence) writable() []string {
 	if f.mode == confine.Off || f.abi == 0 {
 		return nil
 	}
-	return confine.Notes(text, f.write)
+	return f.write
 }

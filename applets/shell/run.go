@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/confine"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -51,12 +52,12 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	defer j.Close()
 
 	out := newOutput(h)
-	r := run{job: j, h: h, out: out, timeout: timeout, idle: idle, command: command, limits: f.limits}
+	r := run{job: j, h: h, out: out, timeout: timeout, idle: idle, command: command, limits: f.limits, writable: f.writable()}
 	r.loop(ctx)
 
 	var text strings.Builder
 	res := out.finish(&text)
-	notes = append(notes, f.notes(text.String())...)
+	notes = append(notes, confine.Notes(text.String(), f.writable())...)
 	d := Details{
 		DurationMS:  time.Since(started).Milliseconds(),
 		OutputBytes: out.rawBytes,
@@ -128,13 +129,14 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 // run is the state of one call's event loop.
 type run struct {
 	*job
-	h       Options
-	out     *output
-	timeout time.Duration
-	idle    time.Duration
-	command string // as the call gave it
-	limits  proc.Limits
-	usage   proc.Usage // what the command used, once the loop is over
+	h        Options
+	out      *output
+	timeout  time.Duration
+	idle     time.Duration
+	command  string // as the call gave it
+	limits   proc.Limits
+	writable []string   // what a confined command may write (fence.writable)
+	usage    proc.Usage // what the command used, once the loop is over
 
 	state *os.ProcessState // how the command ended, once it has
 	why   error            // why toolkit stopped it, if it did
@@ -347,7 +349,7 @@ func (r *run) background(rd **reader, beginStop func(func() proc.StopResult)) bo
 		return false
 	}
 	(*rd).stop()
-	spec := jobs.Spec{Command: r.command, Adopted: true, Pids: holders, Lifetime: jobs.Duration(r.h.JobLifetime), Grace: jobs.Duration(r.h.Limits.Grace), Limits: r.limits}
+	spec := jobs.Spec{Command: r.command, Adopted: true, Pids: holders, Lifetime: jobs.Duration(r.h.JobLifetime), Grace: jobs.Duration(r.h.Limits.Grace), Limits: r.limits, Writable: r.writable}
 	j, err := jobs.Start(spec, os.Environ(), r.job.Out)
 	if err != nil {
 		r.bg.jobErr = err.Error()

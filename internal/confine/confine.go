@@ -233,8 +233,12 @@ var absPath = regexp.MustCompile(`(?:^|[\s'"‘(])(/[^\s'"‘’:,()]+)`)
 
 // Notes are the notes for a confined command's text: for each line that
 // says "Permission denied" or "Operation not permitted", one for each
-// absolute path in it outside the writable set (at most five in all).
+// absolute path in it outside the writable set (at most five in all); none
+// for a command not confined (write nil).
 func Notes(text string, write []string) []string {
+	if write == nil {
+		return nil // not confined: nothing was denied for it
+	}
 	all := writable(write)
 	var notes []string
 	seen := map[string]bool{}

@@ -37,6 +37,9 @@ PermissionError: [Errno 13] Permission denied: '/var/lib/q'
 	if got := Notes(many, write); len(got) != 5 {
 		t.Errorf("%d notes, want 5", len(got))
 	}
+	if got := Notes(many, nil); got != nil {
+		t.Errorf("a command not confined: %q, want no notes", got)
+	}
 }
 
 func TestParseMode(t *testing.T) {

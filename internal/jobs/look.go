@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"toolkit/internal/clean"
+	"toolkit/internal/confine"
 	"toolkit/internal/cut"
 	"toolkit/internal/proc"
 )
@@ -97,6 +98,9 @@ func Look(ctx context.Context, j *Job, o LookOptions) (View, error) {
 	b.WriteString(text)
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		b.WriteByte('\n')
+	}
+	for _, n := range confine.Notes(text, j.Spec.Writable) {
+		b.WriteString(n + "\n")
 	}
 	v.Ending = proc.NoStatus
 	if j.Status.Wait != nil {
