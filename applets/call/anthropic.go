@@ -3,9 +3,9 @@ package call
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/input"
@@ -157,10 +157,6 @@ func insert(ctx context.Context, path string, n int, ins string, h cmdline.Host)
 		return outcome.Failure("%s: %s; nothing inserted", path, err)
 	case enc.Unit != 0:
 		return outcome.Failure("%s: %s text: insert takes UTF-8; use str_replace", path, enc.Name)
-	case !utf8.Valid(old):
-		// The file goes to write as a JSON string, which holds UTF-8 only:
-		// a byte that is not would come back as U+FFFD.
-		return outcome.Failure("%s: holds bytes that are not UTF-8: insert takes UTF-8 text; use str_replace, which keeps every byte", path)
 	}
 	lines := text.LineCount(old)
 	if n < 0 || n > lines {
@@ -192,7 +188,8 @@ func insert(ctx context.Context, path string, n int, ins string, h cmdline.Host)
 	content := make([]byte, 0, len(old)+len(piece))
 	content = append(append(append(content, old[:at]...), piece...), old[at:]...)
 	was := replace.SHA256(old)
-	o := runTool(ctx, "write", marshal(map[string]any{"path": path, "content": string(content), "if_match": was}), h)
+	// In base64: the file's bytes as they are, UTF-8 or not.
+	o := runTool(ctx, "write", marshal(map[string]any{"path": path, "content": base64.StdEncoding.EncodeToString(content), "encoding": "base64", "if_match": was}), h)
 	if o.Kind == outcome.Done {
 		o.Text = fmt.Sprintf("inserted after line %d: %s", n, o.Text)
 	}
