@@ -149,31 +149,39 @@ func scan(b []byte) (jsonrpc.Message, jsontext.Value, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return msg, member(b, "id"), nil
+	id, _, _ := idMember(b)
+	return msg, id, nil
 }
 
-// member is the value of a top-level member of the JSON object b, as it is
-// written there, or nil.
-func member(b []byte, name string) jsontext.Value {
+// idMember finds the top-level "id" of the JSON object b as it is written
+// there (nil for none), where its bytes are, and the name of the member
+// that follows it ("" for none).
+func idMember(b []byte) (id jsontext.Value, at [2]int, next string) {
 	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil
+		return nil, at, ""
 	}
 	for dec.PeekKind() == '"' {
 		key, err := dec.ReadToken()
-		if err != nil {
-			return nil
+		if err != nil || id != nil {
+			break
 		}
-		k := key.String()
+		name := key.String() // before the value: reading it voids the token
 		v, err := dec.ReadValue()
 		if err != nil {
-			return nil
+			break
 		}
-		if k == name {
-			return bytes.Clone(v)
+		if name == "id" {
+			end := int(dec.InputOffset())
+			id, at = bytes.Clone(v), [2]int{end - len(v), end}
+			if dec.PeekKind() == '"' {
+				if key, err := dec.ReadToken(); err == nil {
+					next = key.String()
+				}
+			}
 		}
 	}
-	return nil
+	return id, at, next
 }
 
 // pass notes what a message passed on means for the answers to come, and
@@ -276,48 +284,20 @@ func (l *writer) write(p []byte) (int, error) {
 }
 
 // responseID finds the id of an outgoing response, as the SDK wrote it,
-// and where its bytes are. The SDK writes it near the start
-// ({"jsonrpc":"2.0","id":7,…}): only that start is read.
+// and where its bytes are. The SDK writes it near the start, with the
+// result or the error next ({"jsonrpc":"2.0","id":7,"result":…}; a request
+// of its own has its method next): only that start is read.
 func responseID(p []byte) (string, [2]int) {
-	dec := jsontext.NewDecoder(bytes.NewReader(p[:min(len(p), 4096)]))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+	id, at, next := idMember(p[:min(len(p), 4096)])
+	var v any
+	if id == nil || next != "result" && next != "error" || json.Unmarshal(id, &v) != nil {
 		return "", [2]int{}
 	}
-	var id jsontext.Value
-	var at [2]int
-	for dec.PeekKind() == '"' {
-		key, err := dec.ReadToken()
-		if err != nil {
-			return "", [2]int{}
-		}
-		switch k := key.String(); k {
-		case "id":
-			v, err := dec.ReadValue()
-			if err != nil {
-				return "", [2]int{}
-			}
-			end := int(dec.InputOffset())
-			id, at = bytes.Clone(v), [2]int{end - len(v), end}
-		case "result", "error", "method":
-			if id == nil {
-				return "", [2]int{}
-			}
-			var v any
-			if json.Unmarshal(id, &v) != nil {
-				return "", [2]int{}
-			}
-			sdkID, err := jsonrpc.MakeID(v)
-			if err != nil || !sdkID.IsValid() || k == "method" {
-				return "", [2]int{}
-			}
-			return idKey(sdkID), at
-		default:
-			if err := dec.SkipValue(); err != nil {
-				return "", [2]int{}
-			}
-		}
+	sdkID, err := jsonrpc.MakeID(v)
+	if err != nil || !sdkID.IsValid() {
+		return "", [2]int{}
 	}
-	return "", [2]int{}
+	return idKey(sdkID), at
 }
 
 // track notes a request passed on, with its id as the SDK reads it and as
