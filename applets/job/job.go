@@ -36,6 +36,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/cut"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -65,29 +66,23 @@ type Options struct {
 
 // Details are the facts of a job call for --json.
 type Details struct {
-	ID          string      `json:"id,omitempty"`
-	Running     bool        `json:"running"`
-	Waiting     bool        `json:"waiting_for_input"`
-	Matched     *bool       `json:"until_matched,omitempty"`
-	ExitCode    *int        `json:"exit_code"`
-	Signal      *int        `json:"signal"`
-	SignalName  string      `json:"signal_name,omitempty"`
-	TimedOut    bool        `json:"timed_out"`
-	Stopped     string      `json:"stopped,omitempty"`
-	OutputBytes int64       `json:"output_bytes"`
-	Cut         *CutDetails `json:"cut"`
-	Log         string      `json:"log,omitempty"`
-	InputBytes  int         `json:"input_bytes,omitempty"`
-	Jobs        []Listed    `json:"jobs,omitempty"`
+	ID          string       `json:"id,omitempty"`
+	Running     bool         `json:"running"`
+	Waiting     bool         `json:"waiting_for_input"`
+	Matched     *bool        `json:"until_matched,omitempty"`
+	ExitCode    *int         `json:"exit_code"`
+	Signal      *int         `json:"signal"`
+	SignalName  string       `json:"signal_name,omitempty"`
+	TimedOut    bool         `json:"timed_out"`
+	Stopped     string       `json:"stopped,omitempty"`
+	OutputBytes int64        `json:"output_bytes"`
+	Cut         *cut.Details `json:"cut"` // the log holds the whole text
+	Log         string       `json:"log,omitempty"`
+	InputBytes  int          `json:"input_bytes,omitempty"`
+	Jobs        []Listed     `json:"jobs,omitempty"`
 	// Resources are what the job used, once it has ended.
 	Resources   *proc.Resources `json:"resources,omitempty"`
 	StoppedJobs []string        `json:"stopped_jobs,omitempty"`
-}
-
-// CutDetails describe a cut of the new text; the log holds it all.
-type CutDetails struct {
-	KeptBytes    int64 `json:"kept_bytes"`
-	DroppedBytes int64 `json:"dropped_bytes"`
 }
 
 // Listed is a job in the list.
@@ -211,7 +206,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	d.ExitCode, d.Signal, d.SignalName = v.Ending.Code, v.Ending.Signal, v.Ending.SignalName
 	d.TimedOut, d.Stopped, d.Resources = j.Status.Stopped == jobs.StopTimeout, j.Status.Stopped, j.Status.Resources
 	if v.Cut != nil {
-		d.Cut = &CutDetails{KeptBytes: int64(len(v.Cut.Head) + len(v.Cut.Tail)), DroppedBytes: v.Cut.MidBytes}
+		d.Cut = v.Cut.Details("")
 	}
 	text := v.Text
 	if until != nil {

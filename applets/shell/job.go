@@ -105,7 +105,7 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	}
 	d.OutputLines = v.Lines
 	if v.Cut != nil {
-		d.Cut = &CutDetails{KeptBytes: int64(len(v.Cut.Head) + len(v.Cut.Tail)), DroppedBytes: v.Cut.MidBytes, SpillPath: v.Log}
+		d.Cut = v.Cut.Details(v.Log)
 	}
 	if v.Running {
 		d.Job = j.ID

@@ -67,12 +67,8 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		Background:  []int{},
 		Resources:   r.usage.Resources(),
 	}
-	switch {
-	case res.cut.Cut:
-		d.Cut = &CutDetails{KeptBytes: int64(len(res.cut.Head) + len(res.cut.Tail)), DroppedBytes: res.cut.MidBytes, SpillPath: res.spillPath}
-	case res.spillPath != "": // long lines cut
-		kept := int64(len(res.cut.Head))
-		d.Cut = &CutDetails{KeptBytes: kept, DroppedBytes: max(0, res.cut.TotalBytes-kept), SpillPath: res.spillPath}
+	if res.cut.Cut || res.spillPath != "" { // cut, or long lines cut
+		d.Cut = res.cut.Details(res.spillPath)
 	}
 	if note := r.stopNote(); note != "" {
 		notes = append(notes, note)

@@ -47,6 +47,7 @@ import (
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/confine"
+	"toolkit/internal/cut"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
@@ -161,18 +162,18 @@ func (o Options) withDefaults() Options {
 
 // Details are the facts of a call for --json.
 type Details struct {
-	ExitCode    *int        `json:"exit_code"`
-	Signal      *int        `json:"signal"`
-	SignalName  string      `json:"signal_name,omitempty"`
-	TimedOut    bool        `json:"timed_out"`
-	IdleOut     bool        `json:"idle_out"`
-	Stopped     string      `json:"stopped,omitempty"` // why toolkit stopped it otherwise: "SIGTERM", "cancelled", "memory limit", "process limit"
-	DurationMS  int64       `json:"duration_ms"`
-	OutputBytes int64       `json:"output_bytes"`
-	OutputLines int64       `json:"output_lines"`
-	Cut         *CutDetails `json:"cut"`
-	Background  []int       `json:"background"`
-	BGLog       string      `json:"background_log,omitempty"`
+	ExitCode    *int         `json:"exit_code"`
+	Signal      *int         `json:"signal"`
+	SignalName  string       `json:"signal_name,omitempty"`
+	TimedOut    bool         `json:"timed_out"`
+	IdleOut     bool         `json:"idle_out"`
+	Stopped     string       `json:"stopped,omitempty"` // why toolkit stopped it otherwise: "SIGTERM", "cancelled", "memory limit", "process limit"
+	DurationMS  int64        `json:"duration_ms"`
+	OutputBytes int64        `json:"output_bytes"`
+	OutputLines int64        `json:"output_lines"`
+	Cut         *cut.Details `json:"cut"`
+	Background  []int        `json:"background"`
+	BGLog       string       `json:"background_log,omitempty"`
 	// Job is the job the command runs on as (yield_secs, background), or
 	// the one its background processes went on as.
 	Job string `json:"job,omitempty"`
@@ -182,13 +183,6 @@ type Details struct {
 	Cwd string `json:"cwd,omitempty"`
 	// Resources are what the command used, as toolkit saw it.
 	Resources *proc.Resources `json:"resources,omitempty"`
-}
-
-// CutDetails describe a cut: text kept and dropped, and the spill file.
-type CutDetails struct {
-	KeptBytes    int64  `json:"kept_bytes"`
-	DroppedBytes int64  `json:"dropped_bytes"`
-	SpillPath    string `json:"spill_path"`
 }
 
 // Applet is shell's command line and in-process call.

@@ -108,6 +108,24 @@ func Seconds(d time.Duration) string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", d.Seconds()), "0"), ".") + " s"
 }
 
+// Details are the facts of a text that was cut, for --json: the bytes
+// kept and dropped, and the file that holds the whole text.
+type Details struct {
+	KeptBytes    int64  `json:"kept_bytes"`
+	DroppedBytes int64  `json:"dropped_bytes"`
+	SpillPath    string `json:"spill_path,omitempty"`
+}
+
+// Details are r's, the whole text in where: the middle dropped, or, for
+// a text only its long lines were cut in, what they lost.
+func (r Result) Details(where string) *Details {
+	d := &Details{KeptBytes: int64(len(r.Head) + len(r.Tail)), DroppedBytes: r.MidBytes, SpillPath: where}
+	if !r.Cut {
+		d.DroppedBytes = max(0, r.TotalBytes-d.KeptBytes)
+	}
+	return d
+}
+
 // CutLong cuts the lines of the text kept (the head and the tail) longer
 // than text.MaxLineChars characters, as read cuts one, and says how many it
 // cut.
