@@ -153,8 +153,6 @@ func newApp() *cli.App {
 		},
 		// main alone exits.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return cmdline.UsageError(usage)(c, err, false)
-		},
+		OnUsageError:   cmdline.UsageError(usage),
 	}
 }

@@ -6,14 +6,12 @@
 package sysinfo
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -154,9 +152,8 @@ func meminfo() map[string]int64 {
 	if err != nil {
 		return out
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
+	for line := range strings.Lines(string(b)) {
+		name, rest, ok := strings.Cut(line, ":")
 		fields := strings.Fields(rest)
 		if !ok || len(fields) == 0 {
 			continue
@@ -206,13 +203,8 @@ func (f Facts) Text() string {
 		fmt.Fprintf(&b, "landlock: ABI %d (files, signals)\n", f.LandlockABI)
 	}
 	fmt.Fprintf(&b, "pty: %s\n", map[bool]string{true: "works", false: "cannot be opened (tty jobs will fail)"}[f.PTY])
-	names := make([]string, 0, len(f.Limits))
-	for k := range f.Limits {
-		names = append(names, k)
-	}
-	sort.Strings(names)
 	b.WriteString("limits:")
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(f.Limits)) {
 		fmt.Fprintf(&b, " %s=%s", k, f.Limits[k])
 	}
 	b.WriteString("\n")
