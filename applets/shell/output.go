@@ -64,16 +64,10 @@ func (o *output) finish(b *strings.Builder) result {
 	}
 	_ = o.clean.Flush()
 	r := result{cut: o.cut.Result()}
-	// A line over read's limit is cut as read cuts it; the spill then
-	// keeps it whole.
-	long := r.cut.CutLong()
-	if !r.cut.Cut && long == 0 {
+	b.Grow(len(r.cut.Head) + 4096)
+	// The spill keeps the whole text when any of it was cut.
+	if !r.cut.Finish(b, func() string { r.spillPath = o.spill.keep(); return o.spill.where() }) {
 		o.spill.discard()
-		b.Grow(len(r.cut.Head) + 4096)
-		b.Write(r.cut.Head)
-		return r
 	}
-	r.spillPath = o.spill.keep()
-	r.cut.Write(b, long, o.spill.where())
 	return r
 }

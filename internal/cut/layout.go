@@ -126,29 +126,29 @@ func (r Result) Details(where string) *Details {
 	return d
 }
 
-// CutLong cuts the lines of the text kept (the head and the tail) longer
-// than text.MaxLineChars characters, as read cuts one, and says how many it
-// cut.
-func (r *Result) CutLong() int {
+// Finish writes the text the model sees to b, its lines longer than
+// text.MaxLineChars characters cut as read cuts one, and reports whether
+// anything was cut: then it ends with where() (asked only then), where the
+// whole text is, after the cut's layout, or after the whole text and a line
+// that says how many long lines were cut.
+func (r *Result) Finish(b *strings.Builder, where func() string) bool {
 	var n, m int
 	r.Head, n = longLines(r.Head)
 	r.Tail, m = longLines(r.Tail)
-	return n + m
-}
-
-// Write writes a text that was cut, or had long lines cut (long of them):
-// the cut's layout, or the whole text and a line that says how many long
-// lines were cut; each ends with where, where the whole text may be found.
-func (r Result) Write(b *strings.Builder, long int, where string) {
-	if r.Cut {
-		r.Layout(b, where)
-		return
+	switch {
+	case r.Cut:
+		r.Layout(b, where())
+		return true
+	case n+m == 0:
+		b.Write(r.Head)
+		return false
 	}
 	b.Write(r.Head)
 	if len(r.Head) > 0 && r.Head[len(r.Head)-1] != '\n' {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(b, "[%s over %d characters cut; %s]", text.Count(int64(long), "line"), text.MaxLineChars, where)
+	fmt.Fprintf(b, "[%s over %d characters cut; %s]", text.Count(int64(n+m), "line"), text.MaxLineChars, where())
+	return true
 }
 
 // longLines cuts each line of b longer than text.MaxLineChars characters

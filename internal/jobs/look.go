@@ -254,16 +254,13 @@ func render(j *Job, from, to int64, o LookOptions, hold bool) (text string, r cu
 		_ = cl.Flush()
 	}
 	r = c.Result()
-	long := r.CutLong()
-	if !r.Cut && long == 0 {
-		return string(r.Head), r, held, nil
-	}
-	where := "the job's whole output is in " + j.Log()
-	if j.Status.LogFull {
-		where = fmt.Sprintf("the first %s of the job's output is in %s", cut.Size(MaxLog), j.Log())
-	}
 	var b strings.Builder
-	r.Write(&b, long, where)
+	r.Finish(&b, func() string {
+		if j.Status.LogFull {
+			return fmt.Sprintf("the first %s of the job's output is in %s", cut.Size(MaxLog), j.Log())
+		}
+		return "the job's whole output is in " + j.Log()
+	})
 	return b.String(), r, held, nil
 }
 
