@@ -251,9 +251,8 @@ func run(ctx context.Context, a Args) outcome.Outcome {
 			diff += fmt.Sprintf("[written in place: %s; not atomic]\n", res.InPlace)
 		}
 	}
-	var tail strings.Builder
-	fmt.Fprintf(&tail, "[%s %s: %s (%s); %s; sha256 %s (was %s)]\n", verb, a.Path, text.Count(int64(len(a.Edits)), "edit"), strings.Join(levels, ", "), lineRanges(results), now[:12], was[:12])
-	return outcome.Success(diff+tail.String(), d)
+	tail := fmt.Sprintf("[%s %s: %s (%s); %s; sha256 %s (was %s)]\n", verb, a.Path, text.Count(int64(len(a.Edits)), "edit"), strings.Join(levels, ", "), lineRanges(results), now[:12], was[:12])
+	return outcome.Success(diff+tail, d)
 }
 
 func shaOf(s *string) string {

@@ -43,7 +43,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,6 +53,7 @@ import (
 	"toolkit/internal/cmdline"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
+	"toolkit/internal/replace"
 	"toolkit/internal/root"
 )
 
@@ -250,20 +250,17 @@ func ownOutput(r *root.Root, path string) (*root.Root, bool) {
 	return nil, false
 }
 
-// describe words an error for path: "no such file", "permission denied", …
+// describe words an error for path as write and edit do ("no such file",
+// "permission denied", …), naming the part of the path that is a file.
 func describe(r *root.Root, path string, err error) string {
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && !errors.Is(err, root.ErrOutside):
-		return path + ": no such file"
-	case errors.Is(err, syscall.ENOTDIR):
-		// Name the part of the path that is a file.
+	if errors.Is(err, syscall.ENOTDIR) {
 		for dir := filepath.Dir(path); dir != "." && dir != "/" && dir != path; dir = filepath.Dir(dir) {
 			if fi, err := r.Stat(dir); err == nil && !fi.IsDir() {
 				return fmt.Sprintf("%s: %s is not a directory", path, dir)
 			}
 		}
 	}
-	return path + ": " + root.Reason(err)
+	return path + ": " + replace.Reason(err)
 }
 
 // Description tells a model when to use read and what it returns.
