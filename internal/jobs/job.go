@@ -441,10 +441,7 @@ func (j *Job) OutputSize() int64 {
 	if j.Status.OutputBytes > 0 {
 		return j.Status.OutputBytes
 	}
-	if fi, err := os.Stat(j.Log()); err == nil {
-		return fi.Size()
-	}
-	return 0
+	return logSize(j)
 }
 
 // Summary is a line of the list of jobs.
