@@ -162,7 +162,7 @@ func (a *applier) hunk(i int, h Hunk) error {
 			// outweigh its old ones found only loosely: a change of
 			// whitespace applied twice is already applied, not applied
 			// again to the same bytes.
-			if countKind(lines, '+') > 0 && !equalLines(old, new) {
+			if countKind(lines, '+') > 0 && !slices.EqualFunc(old, new, bytes.Equal) {
 				if done, nl, found := a.seek(new, from, hint, begin, end); found && (!ok || nl == match.Exact) {
 					a.res.already = append(a.res.already, i+1)
 					a.pos = done + len(new)
@@ -341,18 +341,6 @@ func abs(x int) int {
 		return -x
 	}
 	return x
-}
-
-func equalLines(a, b [][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // why says why a hunk's old lines were not found: where they are if

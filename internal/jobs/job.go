@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -277,7 +278,7 @@ func (j *Job) Send(input string, closeStdin bool, timeout time.Duration) (int, e
 		var m Message
 		if len(input) > 0 {
 			n := min(len(input), piece)
-			for n < len(input) && n > 0 && !isRuneStart(input[n]) {
+			for n < len(input) && n > 0 && !utf8.RuneStart(input[n]) {
 				n--
 			}
 			s := input[:n]
@@ -300,8 +301,6 @@ func (j *Job) Send(input string, closeStdin bool, timeout time.Duration) (int, e
 	}
 	return taken, nil
 }
-
-func isRuneStart(b byte) bool { return b&0xc0 != 0x80 }
 
 // lockFile takes an exclusive flock of f, trying until timeout.
 func lockFile(f *os.File, timeout time.Duration) error {
