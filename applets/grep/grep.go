@@ -404,7 +404,7 @@ func (s *search) scan(buf, lower []byte, display string, mtime time.Time) {
 	line, last := int64(1), 0
 	var hits []*hit
 	s.find.each(buf, lower, func(ls, le, ms, me int) bool {
-		line += int64(countLines(buf[last:ls]))
+		line += int64(bytes.Count(buf[last:ls], []byte{'\n'}))
 		last = ls
 		n++
 		if s.mode != "lines" {
@@ -444,8 +444,6 @@ func (s *search) scan(buf, lower []byte, display string, mtime time.Time) {
 		s.kept.add(h)
 	}
 }
-
-func countLines(b []byte) int { return bytes.Count(b, []byte{'\n'}) }
 
 // linesBefore are up to n lines before the line starting at ls.
 func linesBefore(buf []byte, ls int, line int64, n int) []ctxLine {

@@ -44,15 +44,13 @@ func (rd *fileReader) run() outcome.Outcome {
 			return outcome.Failure("%s: offset %d is past the end (the file has 0 lines)", rd.a.Path, rd.offset)
 		}
 		sum, _ := rd.wholeHash()
-		return rd.done(fmt.Sprintf("[empty file; sha256 %s]\n", sum[:12]), 1, 0, zero(), nil, &sum)
+		return rd.done(fmt.Sprintf("[empty file; sha256 %s]\n", sum[:12]), 1, 0, new(int64(0)), nil, &sum)
 	}
 	if rd.offset < 0 && src.size > MaxWhole && rd.enc.Unit == 0 {
 		return rd.tail()
 	}
 	return rd.forward()
 }
-
-func zero() *int64 { z := int64(0); return &z }
 
 // text is the file's text from its start, as UTF-8, hashed on the way when
 // h is not nil.

@@ -3,6 +3,7 @@ package read
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -83,11 +84,8 @@ func (a Args) imageLimits() imageLimits {
 
 // fits says whether a w×h picture of n bytes is sent as it is.
 func (l imageLimits) fits(w, h, n int) bool {
-	return w <= l.edge && h <= l.edge && int64(w)*int64(h) <= int64(l.pixels) && base64Len(n) <= l.bytes
+	return w <= l.edge && h <= l.edge && int64(w)*int64(h) <= int64(l.pixels) && base64.StdEncoding.EncodedLen(n) <= l.bytes
 }
-
-// base64Len is the size of n bytes in base64, which is what the APIs count.
-func base64Len(n int) int { return (n + 2) / 3 * 4 }
 
 // ImageFacts are an image's facts for --json.
 type ImageFacts struct {
@@ -211,13 +209,13 @@ func picture(ctx context.Context, data []byte, typ string, region []int, lim ima
 			return facts, nil, err
 		}
 		sent, facts.SentType = encode(small, photo, lim.bytes)
-		if base64Len(len(sent)) <= lim.bytes {
+		if base64.StdEncoding.EncodedLen(len(sent)) <= lim.bytes {
 			facts.SentWidth, facts.SentHeight = w, h
 			return facts, sent, nil
 		}
 		// Too many bytes still: a smaller picture, by the area the bytes
 		// are over.
-		f := math.Sqrt(float64(lim.bytes)/float64(base64Len(len(sent)))) * 0.9
+		f := math.Sqrt(float64(lim.bytes)/float64(base64.StdEncoding.EncodedLen(len(sent)))) * 0.9
 		w, h = max(1, int(float64(w)*f)), max(1, int(float64(h)*f))
 	}
 	return facts, nil, fmt.Errorf("cannot make the picture fit in %s; not shown", size(lim.bytes))
@@ -327,7 +325,7 @@ func encode(img *image.RGBA, photo bool, maxBytes int) ([]byte, string) {
 		var buf bytes.Buffer
 		_ = jpeg.Encode(&buf, img, &jpeg.Options{Quality: q})
 		j = buf.Bytes()
-		if base64Len(len(j)) <= maxBytes {
+		if base64.StdEncoding.EncodedLen(len(j)) <= maxBytes {
 			break
 		}
 	}
