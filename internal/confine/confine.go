@@ -27,6 +27,7 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
+	"toolkit/internal/root"
 	"toolkit/internal/state"
 )
 
@@ -184,11 +185,11 @@ func ParseWritable(s string) ([]string, error) {
 // it may write under root, the state directory, $TMPDIR and writable.
 // --confine needs a root; with require, a kernel without Landlock is an
 // error.
-func HostSelf(mode Mode, root string, writable []string) error {
+func HostSelf(mode Mode, rootDir string, writable []string) error {
 	if mode == Off {
 		return nil
 	}
-	if root == "" {
+	if rootDir == "" {
 		return ErrNoRoot
 	}
 	if abi := ABI(); abi == 0 && mode == Require {
@@ -200,10 +201,10 @@ func HostSelf(mode Mode, root string, writable []string) error {
 	if err != nil {
 		return err
 	}
-	if st == root || strings.HasPrefix(st, root+"/") {
+	if root.Within(st, rootDir) {
 		return fmt.Errorf("--confine: the state directory %s is inside the root, where a command could write its jobs' records; set TOOLKIT_STATE outside it", st)
 	}
-	return Self(append([]string{st, os.TempDir(), root}, writable...))
+	return Self(append([]string{st, os.TempDir(), rootDir}, writable...))
 }
 
 // ErrNoRoot is --confine without --root.
@@ -252,7 +253,7 @@ func Notes(text string, write []string) []string {
 				continue // the program that says it: "/bin/sh: 1: cannot create …"
 			}
 			path := filepath.Clean(line[at[0]:at[1]])
-			if seen[path] || inside(path, all) {
+			if seen[path] || slices.ContainsFunc(all, func(d string) bool { return root.Within(path, d) }) {
 				continue
 			}
 			seen[path] = true
@@ -263,14 +264,4 @@ func Notes(text string, write []string) []string {
 		}
 	}
 	return notes
-}
-
-// inside reports whether path is one of dirs or under one.
-func inside(path string, dirs []string) bool {
-	for _, d := range dirs {
-		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
-			return true
-		}
-	}
-	return false
 }

@@ -228,7 +228,7 @@ func recoverOne(path, under string) string {
 	_, err = os.Lstat(path + ".done")
 	done := err == nil
 	for _, s := range rec.Steps {
-		if under != "" && !within(s.Dir, under) {
+		if under != "" && !root.Within(s.Dir, under) {
 			return ""
 		}
 	}
@@ -283,10 +283,6 @@ func exists(entries []os.DirEntry, name string) bool {
 		}
 	}
 	return false
-}
-
-func within(dir, root string) bool {
-	return dir == root || strings.HasPrefix(dir, strings.TrimSuffix(root, "/")+"/")
 }
 
 // recoverStep puts one file back (done: lets its old content go), and

@@ -184,3 +184,8 @@ func (r *Root) Rename(from, to string) error {
 func (r *Root) OpenRoot(name string) (*os.Root, error) {
 	return do(r, "open", name, os.OpenRoot, (*os.Root).OpenRoot)
 }
+
+// Within reports whether the path p is dir or a path under it.
+func Within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}

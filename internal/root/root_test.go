@@ -161,3 +161,19 @@ func TestExpand(t *testing.T) {
 		}
 	}
 }
+
+// TestWithin: a path is within a directory when it is the directory or
+// under it, never when it merely starts with the same letters.
+func TestWithin(t *testing.T) {
+	for _, c := range []struct {
+		p, dir string
+		want   bool
+	}{
+		{"/a/b", "/a", true}, {"/a", "/a", true}, {"/ab", "/a", false}, {"/a/b", "/a/", true},
+		{"/x/y", "/", true}, {"/a", "/a/b", false}, {"a/b", "a", true},
+	} {
+		if got := Within(c.p, c.dir); got != c.want {
+			t.Errorf("Within(%q, %q) = %v", c.p, c.dir, got)
+		}
+	}
+}

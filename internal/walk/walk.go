@@ -345,7 +345,7 @@ func Above(dir, limit string, o Options) (ignore.Stack, string) {
 			break
 		}
 		parent := path.Dir(top)
-		if parent == top || limit != "" && !within(parent, limit) {
+		if parent == top || limit != "" && !root.Within(parent, path.Clean(limit)) {
 			return nil, "" // no repository
 		}
 		up = append([]string{path.Base(top)}, up...)
@@ -389,12 +389,6 @@ func Above(dir, limit string, o Options) (ignore.Stack, string) {
 		}
 	}
 	return stack, strings.Join(up, "/")
-}
-
-// within reports whether p is limit or inside it.
-func within(p, limit string) bool {
-	limit = path.Clean(limit)
-	return p == limit || strings.HasPrefix(p, strings.TrimSuffix(limit, "/")+"/")
 }
 
 // Dir walks the directory name, inside r when r is not nil (--root), as
