@@ -106,7 +106,7 @@ var Applet = cmdline.Applet[Args]{
 	FlagsAfterArgs: true,
 	Bare:           true,
 	Flags: []cli.Flag{
-		&cli.IntFlag{Name: "max-output", Value: 1 << 20, EnvVars: []string{"TOOLKIT_MAX_OUTPUT"}, Usage: "cut the text to about `BYTES`, as shell does; the most a call's max_output may ask"},
+		&cli.IntFlag{Name: "max-output", Value: cut.DefaultLimit, EnvVars: []string{"TOOLKIT_MAX_OUTPUT"}, Usage: "cut the text to about `BYTES`, as shell does; the most a call's max_output may ask"},
 		&cli.BoolFlag{Name: "raw", EnvVars: []string{"TOOLKIT_RAW"}, Usage: "keep terminal escapes and carriage returns"},
 		&cli.BoolFlag{Name: "stop-all", Usage: "stop every job that runs"},
 	},
@@ -125,7 +125,7 @@ const MaxWait = 600
 // Run carries out one job call.
 func Run(ctx context.Context, a Args) outcome.Outcome {
 	if a.Host.MaxOutput <= 0 {
-		a.Host.MaxOutput = 1 << 20
+		a.Host.MaxOutput = cut.DefaultLimit
 	}
 	if a.Host.StopAll {
 		return stopAll()

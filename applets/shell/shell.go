@@ -124,7 +124,7 @@ type Limits struct {
 const (
 	DefaultTimeoutSecs = 120
 	MaxTimeoutSecs     = 600
-	DefaultMaxOutput   = 1 << 20
+	DefaultMaxOutput   = cut.DefaultLimit
 	DefaultJobLifetime = time.Hour
 	// MaxSpill bounds the file that keeps the whole output of a cut call,
 	// and the log of background processes' output.

@@ -19,6 +19,10 @@ import (
 	"unicode/utf8"
 )
 
+// DefaultLimit is the text limit of a command's output, a shell call's or
+// a job's look, on the command line (toolkit mcp's is smaller).
+const DefaultLimit = 1 << 20
+
 // MaxFailures is how many failure lines are kept from the middle.
 const MaxFailures = 20
 
