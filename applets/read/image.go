@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"toolkit/internal/outcome"
+	"toolkit/internal/replace"
 )
 
 // The media types read recognises by a file's first bytes.
@@ -159,7 +160,7 @@ func readImage(ctx context.Context, a Args, data []byte, typ string) outcome.Out
 		fmt.Fprintf(&line, " → %d×%d %s, %s]\n", facts.SentWidth, facts.SentHeight, strings.TrimPrefix(strings.ToUpper(facts.SentType), "IMAGE/"), size(len(sent)))
 	}
 	facts.SentBytes = len(sent)
-	sum, _ := hashOf(bytes.NewReader(data), int64(len(data)))
+	sum := replace.SHA256(data)
 	o := outcome.Success(line.String(), Details{Path: a.Path, Kind: "image", SHA256: &sum, Bytes: int64(len(data)), Image: &facts})
 	o.Media = &outcome.Media{Type: facts.SentType, Name: name, Data: sent}
 	return o

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/outcome"
+	"toolkit/internal/replace"
 	"toolkit/internal/text"
 )
 
@@ -49,7 +50,7 @@ func readPDF(ctx context.Context, a Args, data []byte) outcome.Outcome {
 	if pages > 0 {
 		count = text.Count(int64(pages), "page")
 	}
-	sum, _ := hashOf(bytes.NewReader(data), int64(len(data)))
+	sum := replace.SHA256(data)
 	d := Details{Path: a.Path, Kind: "pdf", SHA256: &sum, Bytes: int64(len(data)), PDF: &PDFFacts{Pages: pages}}
 	if a.Pages != nil {
 		return pdfText(ctx, a, data, pages, d)
