@@ -273,11 +273,7 @@ func options(s cmdline.Settings) (Options, error) {
 	if n := s.Int("max-output"); n < 1 {
 		return Options{}, fmt.Errorf("--max-output must be at least 1, not %d", n)
 	}
-	mode, err := confine.ParseMode(s.String("confine"))
-	if err != nil {
-		return Options{}, err
-	}
-	writable, err := confine.ParseWritable(s.String("writable"))
+	mode, writable, err := confine.HostFlags(s.String("confine"), s.String("writable"))
 	if err != nil {
 		return Options{}, err
 	}

@@ -365,11 +365,7 @@ func (ap Applet[A]) inputError(err error, in inputMode) outcome.Outcome {
 // the file tools it runs in itself, and the commands it starts, are then
 // under one policy.
 func ConfineSelf(s Settings, r *root.Root) error {
-	mode, err := confine.ParseMode(s.String("confine"))
-	if err != nil {
-		return err
-	}
-	writable, err := confine.ParseWritable(s.String("writable"))
+	mode, writable, err := confine.HostFlags(s.String("confine"), s.String("writable"))
 	if err != nil {
 		return err
 	}

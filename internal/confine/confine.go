@@ -181,6 +181,17 @@ func ParseWritable(s string) ([]string, error) {
 	return dirs, nil
 }
 
+// HostFlags reads the host's --confine and --writable, as shell and the
+// presenters take them.
+func HostFlags(confine, writable string) (Mode, []string, error) {
+	mode, err := ParseMode(confine)
+	if err != nil {
+		return Off, nil, err
+	}
+	dirs, err := ParseWritable(writable)
+	return mode, dirs, err
+}
+
 // HostSelf applies the host's --confine to toolkit's own process (Self):
 // it may write under root, the state directory, $TMPDIR and writable.
 // --confine needs a root; with require, a kernel without Landlock is an
