@@ -174,7 +174,7 @@ func TestMCPClientShutdown(t *testing.T) {
 		t.Fatalf("the server had to be killed (after %v)", took)
 	}
 	noneLeft(t, dir)
-	if !strings.Contains(stdout.String(), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"[stopped: toolkit received SIGHUP; terminated]`) {
+	if !strings.Contains(stdout.String(), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"[stopped: toolkit received SIGTERM; terminated]`) {
 		t.Errorf("the call's answer: %s", stdout.String())
 	}
 	if stderr.Len() > 0 {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"toolkit/internal/mediatest"
+	"toolkit/testsupport/mediatest"
 )
 
 // mkmedia KIND FILE ARGS... makes a picture or a PDF for a script:

@@ -39,3 +39,38 @@ func TestAppletsImportNoApplet(t *testing.T) {
 		}
 	}
 }
+
+// TestExecOnlyInProc: every child process starts through internal/proc,
+// registered with its reaper (which otherwise may collect a child's status
+// in os/exec's place): no product package but proc imports os/exec. Tests,
+// bench and testsupport run programs of their own.
+func TestExecOnlyInProc(t *testing.T) {
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch filepath.ToSlash(path) {
+			case "../.git", "../bench", "../testsupport", "../internal/proc", "../testdata":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		parsed, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range parsed.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "os/exec" {
+				t.Errorf("%s imports os/exec: start a child through internal/proc (proc.Launch, proc.StartChild)", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

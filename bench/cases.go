@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"toolkit/internal/mediatest"
+	"toolkit/testsupport/mediatest"
 )
 
 type benchEnv struct {

@@ -13,8 +13,8 @@ import (
 
 	"toolkit/applets"
 	"toolkit/internal/cmdline"
-	"toolkit/internal/mediatest"
 	"toolkit/internal/root"
+	"toolkit/testsupport/mediatest"
 )
 
 // host is a Host confined to dir, with every host setting at toolkit

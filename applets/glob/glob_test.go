@@ -13,8 +13,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"toolkit/internal/gittest"
 	"toolkit/internal/outcome"
+	"toolkit/testsupport/gittest"
 )
 
 func run(t *testing.T, dir string, a Args) outcome.Outcome {

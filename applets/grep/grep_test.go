@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"toolkit/internal/gittest"
 	"toolkit/internal/outcome"
 	"toolkit/internal/walk"
+	"toolkit/testsupport/gittest"
 )
 
 var words = []string{"alpha", "beta", "Gamma", "delta", "x1", "foo_bar", "a.b", "(paren)", "tab\there", "ÜBER", "über"}

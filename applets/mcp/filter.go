@@ -36,7 +36,6 @@ type filter struct {
 	lines chan line
 	out   *writer
 	max   int
-	eof   chan struct{} // closed when stdin ends
 	done  chan struct{} // closed by end: Read returns io.EOF
 	once  sync.Once
 
@@ -52,7 +51,7 @@ type line struct {
 }
 
 func newFilter(r io.ReadCloser, out *writer, max int) *filter {
-	f := &filter{lines: make(chan line), out: out, max: max, eof: make(chan struct{}), done: make(chan struct{}), closer: r}
+	f := &filter{lines: make(chan line), out: out, max: max, done: make(chan struct{}), closer: r}
 	go f.read(bufio.NewReaderSize(r, 64<<10))
 	return f
 }
@@ -80,7 +79,6 @@ func (f *filter) read(in *bufio.Reader) {
 			return
 		}
 		if l.err != nil {
-			close(f.eof)
 			return
 		}
 	}

@@ -13,11 +13,12 @@
 // server, and a call that panics is that call's tool error.
 //
 // A cancelled call (notifications/cancelled) stops the child, which stops
-// the command's whole tree as a timeout does. The server stops on SIGTERM,
-// SIGINT or SIGHUP, or when stdin ends: calls still running then are
-// stopped (stdin's end first gives them a second to finish), answered while
-// stdout is still open, and the server exits; a second signal kills what is
-// left at once. Nothing but protocol messages goes to stdout.
+// the command's whole tree as a timeout does. When stdin ends, the calls in
+// flight run to their own end (each is bounded by its timeout), are
+// answered, and the server exits. SIGTERM, SIGINT or SIGHUP stop the calls
+// still running, which are answered while stdout is still open, and the
+// server exits; a second signal kills what is left at once. Nothing but
+// protocol messages goes to stdout.
 package mcp
 
 import (
@@ -30,7 +31,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
 	"sync"
@@ -46,6 +46,7 @@ import (
 	"toolkit/internal/input"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
 	"toolkit/internal/root"
 	"toolkit/internal/sysinfo"
 )
@@ -56,12 +57,6 @@ const Usage = "toolkit mcp [--root DIR]"
 // maxMessage bounds one JSON-RPC message: the 64 MiB of input toolkit
 // takes, and room for the envelope around it.
 const maxMessage = input.MaxSize + 1<<20
-
-// drainAfterEOF is how long calls still running when stdin ends may go on
-// before they are stopped: a host that sent its calls and closed stdin at
-// once gets the answers of quick ones; an MCP client that closes stdin to
-// shut the server down sends SIGTERM 2 s later.
-const drainAfterEOF = time.Second
 
 // Command is the mcp subcommand.
 func Command(version string) *cli.Command {
@@ -133,6 +128,8 @@ type Server struct {
 	jobs []string // the jobs the session's calls started
 }
 
+// errEOF ends the calls of a session whose stdin ended, once every one of
+// them has been answered: none is left to stop then.
 var errEOF = errors.New("the end of stdin")
 
 // New returns a server for the tools, every call confined as conf says.
@@ -187,8 +184,6 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) e
 	done := make(chan error, 1)
 	go func() { done <- s.sdk.Run(context.Background(), &sdk.IOTransport{Reader: f, Writer: w}) }()
 
-	var drain <-chan time.Time
-	eof := f.eof
 	for {
 		select {
 		case err := <-done:
@@ -201,11 +196,6 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) e
 				return err
 			}
 			return nil
-		case <-eof:
-			eof = nil
-			drain = time.After(drainAfterEOF)
-		case <-drain:
-			s.stop(errEOF)
 		case sig := <-sigs:
 			if s.stopCtx.Err() != nil {
 				s.once.Do(func() { close(s.again) })
@@ -230,8 +220,7 @@ func signalName(sig os.Signal) string {
 }
 
 // stopSignal is the signal that stops a child for why its call ends: the
-// one the server received, SIGHUP for the end of stdin (the client hung
-// up), SIGTERM for a cancelled call.
+// one the server received, SIGTERM for a cancelled call.
 func stopSignal(why error) syscall.Signal {
 	var sig cmdline.SignalCause
 	switch {
@@ -239,8 +228,6 @@ func stopSignal(why error) syscall.Signal {
 		if s := unix.SignalNum(sig.Name); s != 0 {
 			return s
 		}
-	case errors.Is(why, errEOF):
-		return syscall.SIGHUP
 	}
 	return syscall.SIGTERM
 }
@@ -377,31 +364,27 @@ func (s *Server) child(ctx context.Context, t applets.Tool, args []byte) *sdk.Ca
 		}
 		argv = append(argv, fmt.Sprintf("--%s=%v", name, s.conf.Settings.Value(name)))
 	}
-	cmd := &exec.Cmd{Path: s.conf.Exe, Args: argv, Stdin: bytes.NewReader(args)}
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Should the server die, the child stops what it runs, as on a signal.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	p, err := proc.StartChild(proc.Child{Path: s.conf.Exe, Args: argv, Stdin: bytes.NewReader(args), Stdout: &stdout, Stderr: &stderr, DeathSignal: syscall.SIGTERM})
+	if err != nil {
 		return result(outcome.Failure("cannot start toolkit %s: %s", t.Name, root.Reason(err)))
 	}
-	ended := make(chan struct{})
 	go func() {
 		select {
 		case <-ctx.Done():
-		case <-ended:
+		case <-p.Done():
 			return
 		}
 		sig := stopSignal(context.Cause(ctx))
-		_ = cmd.Process.Signal(sig)
+		p.Signal(sig)
 		select {
 		case <-s.again:
-			_ = cmd.Process.Signal(sig)
-		case <-ended:
+			p.Signal(sig)
+		case <-p.Done():
 		}
 	}()
-	err := cmd.Wait()
-	close(ended)
+	err = p.Wait()
 	var o map[string]json.RawMessage
 	if jerr := json.Unmarshal(stdout.Bytes(), &o); jerr != nil {
 		why := strings.TrimSpace(stderr.String())

@@ -20,9 +20,9 @@ import (
 
 	"toolkit/applets"
 	"toolkit/internal/cmdline"
-	"toolkit/internal/mediatest"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
+	"toolkit/testsupport/mediatest"
 )
 
 // session starts a server confined to dir and a client connected to it,

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolkit/internal/gittest"
 	"toolkit/internal/outcome"
+	"toolkit/testsupport/gittest"
 )
 
 // gitCase is one of git's own apply tests, set up with git: a tree, then

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"toolkit/internal/gittest"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
+	"toolkit/testsupport/gittest"
 )
 
 func run(t *testing.T, dir, patch string) outcome.Outcome {

@@ -11,7 +11,7 @@ import (
 	"image/draw"
 	"testing"
 
-	"toolkit/internal/mediatest"
+	"toolkit/testsupport/mediatest"
 )
 
 // TestShrinkAverages: each pixel of the result is the average of the

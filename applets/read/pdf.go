@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
 	"toolkit/internal/replace"
 	"toolkit/internal/text"
 )
@@ -83,7 +83,7 @@ func pdfText(ctx context.Context, a Args, data []byte, pages int, d Details) out
 	if pages > 0 {
 		last = min(last, pages)
 	}
-	if _, err := exec.LookPath("pdftotext"); err != nil {
+	if !proc.LookPath("pdftotext") {
 		return outcome.Failure("%s: pages needs pdftotext (poppler-utils), which is not installed here; without pages the PDF goes to the model as a document", a.Path)
 	}
 	out, err := pdfTool(ctx, data, "pdftotext", "-q", "-enc", "UTF-8", "-f", strconv.Itoa(first), "-l", strconv.Itoa(last), "/dev/fd/3", "-")
@@ -146,19 +146,7 @@ func pdfTool(ctx context.Context, data []byte, name string, args ...string) ([]b
 	}
 	ctx, cancel := context.WithTimeout(ctx, pdfToolTime)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.ExtraFiles = []*os.File{mem}
-	cmd.WaitDelay = time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if why := strings.TrimSpace(stderr.String()); why != "" {
-			return nil, fmt.Errorf("%s", strings.SplitN(why, "\n", 2)[0])
-		}
-		return nil, err
-	}
-	return out, nil
+	return proc.Output(ctx, proc.Child{Path: name, Args: append([]string{name}, args...), ExtraFiles: []*os.File{mem}})
 }
 
 // pdfPages checks a PDF and counts its pages. With pdfinfo installed, it
@@ -167,7 +155,7 @@ func pdfTool(ctx context.Context, data []byte, name string, args ...string) ([]b
 // page objects ("/Type /Page"), in the file and in its compressed object
 // streams: 0 when none are found.
 func pdfPages(ctx context.Context, data []byte) (int, error) {
-	if _, err := exec.LookPath("pdfinfo"); err == nil {
+	if proc.LookPath("pdfinfo") {
 		out, err := pdfTool(ctx, data, "pdfinfo", "/dev/fd/3")
 		if err != nil {
 			return 0, fmt.Errorf("pdfinfo: %s", err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -93,28 +92,17 @@ func Start(spec Spec, env []string, output *os.File) (*Job, error) {
 	if output != nil {
 		files = append(files, output)
 	}
-	cmd := &exec.Cmd{
-		Path:       exe,
-		Args:       []string{"toolkit", KeeperName, j.Dir},
-		Env:        append(slices.Clip(env), Marker(j.Dir)),
-		Dir:        "/",
-		Stdin:      null,
-		Stdout:     null,
-		Stderr:     null,
-		ExtraFiles: files,
-		// A session of its own: neither a signal to the caller's process
-		// group nor the end of its terminal reaches the keeper.
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
-	err = proc.Start(cmd)
+	// A session of its own: neither a signal to the caller's process group
+	// nor the end of its terminal reaches the keeper. Collected if it ends
+	// while the caller runs; after that, by whoever inherits it.
+	keeper, err := proc.StartChild(proc.Child{
+		Path: exe, Args: []string{"toolkit", KeeperName, j.Dir}, Env: append(slices.Clip(env), Marker(j.Dir)), Dir: "/",
+		Stdin: null, Stdout: null, Stderr: null, ExtraFiles: files, Session: true, Apart: true,
+	})
 	readyW.Close()
 	if err != nil {
 		return fail(fmt.Errorf("cannot start the job's keeper: %w", err))
 	}
-	proc.Apart(cmd)
-	// Collected if it ends while the caller runs; after that, by whoever
-	// inherits it.
-	go func() { _ = cmd.Wait(); proc.Done(cmd) }()
 	// The command may stop its keeper before the keeper says it started
 	// (kill -STOP $PPID): the keeper is continued while it is waited for.
 	stopped := make(chan struct{})
@@ -124,7 +112,7 @@ func Start(spec Spec, env []string, output *os.File) (*Job, error) {
 			case <-stopped:
 				return
 			case <-time.After(100 * time.Millisecond):
-				_ = cmd.Process.Signal(syscall.SIGCONT)
+				keeper.Signal(syscall.SIGCONT)
 			}
 		}
 	}()
@@ -133,7 +121,7 @@ func Start(spec Spec, env []string, output *os.File) (*Job, error) {
 	close(stopped)
 	switch {
 	case err != nil:
-		_ = cmd.Process.Kill()
+		keeper.Signal(syscall.SIGKILL)
 		return fail(fmt.Errorf("the job's keeper did not start: %w", err))
 	case string(said) != "ok":
 		if len(said) == 0 {

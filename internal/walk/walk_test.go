@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"toolkit/internal/gittest"
+	"toolkit/testsupport/gittest"
 )
 
 // files walks dir as grep and glob do (hidden names too, as git lists
