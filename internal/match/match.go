@@ -67,10 +67,10 @@ func Find(text, old []byte) (Level, []Span) {
 		return tl
 	}
 	ol := Lines(old)
-	if spans := byLines(text, textLines, old, ol, trailing); len(spans) > 0 {
+	if spans := byLines(text, textLines, old, ol, trailing, false); len(spans) > 0 {
 		return TrailingSpace, spans
 	}
-	if spans := byLines(text, textLines, old, ol, indented); len(spans) > 0 {
+	if spans := byLines(text, textLines, old, ol, indented, false); len(spans) > 0 {
 		return Indentation, spans
 	}
 	if spans := mapped(text, old, lookAlike); len(spans) > 0 {
@@ -78,7 +78,7 @@ func Find(text, old []byte) (Level, []Span) {
 	}
 	// Look-alikes on lines whose blanks differ too: the last level takes
 	// all of them at once, as Codex's last pass and goose's fuzzy match do.
-	if spans := byLines(text, textLines, old, ol, loose); len(spans) > 0 {
+	if spans := byLines(text, textLines, old, ol, loose, true); len(spans) > 0 {
 		return Unicode, spans
 	}
 	return Exact, nil
@@ -169,21 +169,25 @@ func indented(b []byte) []byte {
 // byLines finds old's lines as whole lines of text, each compared through
 // norm. Blank lines at old's ends count, as they must be there too. When
 // old ends with a line end, the place takes the last line's end with it.
-func byLines(text []byte, textLines func() []Line, old []byte, ol []Line, norm func([]byte) []byte) []Span {
+func byLines(text []byte, textLines func() []Line, old []byte, ol []Line, norm func([]byte) []byte, folds bool) []Span {
 	if len(ol) == 0 {
 		return nil
 	}
 	withEnd := old[len(old)-1] == '\n'
-	want := make([][]byte, len(ol))
+	// A line that matches holds its wanted line as it is, but for what
+	// norm changes: the blanks at its ends, and, where norm folds
+	// look-alikes, the bytes a fold gives (kept). Where the longest such
+	// run is nowhere in the text, no line can match.
 	var longest []byte
-	for j, o := range ol {
-		want[j] = norm(old[o.Start:o.ContentEnd])
-		if len(want[j]) > len(longest) {
-			longest = want[j]
+	for _, o := range ol {
+		probe := norm(old[o.Start:o.ContentEnd])
+		if folds {
+			probe = kept(probe)
+		}
+		if len(probe) > len(longest) {
+			longest = probe
 		}
 	}
-	// A line that matches holds its wanted line as it is: where the
-	// longest is nowhere in the text, no line can match.
 	if !bytes.Contains(text, longest) {
 		return nil
 	}

@@ -26,6 +26,8 @@ func TestLevels(t *testing.T) {
 		"whole lines only":   {"  foo bar\n", "foo", Exact, []string{"foo"}},
 		"blank line counts":  {"a\n\nb\n", "a\nb\n", Exact, nil},
 		"indentation blanks": {"\ta\n\n\tb\n", "  a\n\n  b", Indentation, []string{"\ta\n\n\tb"}},
+		"dash and a blank":   {"x\u2014y \nw\n", "x-y\nw", Unicode, []string{"x\u2014y \nw"}},
+		"quotes and a blank": {"say(“hi”) \nend\n", "say(\"hi\")\nend", Unicode, []string{"say(“hi”) \nend"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			level, spans := Find([]byte(tc.text), []byte(tc.old))
