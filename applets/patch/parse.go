@@ -33,6 +33,10 @@ type File struct {
 	// Unified: the section is from a unified diff, applied as git apply
 	// does; else from the envelope, applied as Codex's apply_patch does.
 	Unified bool
+	// MayCreate: a plain (not git) diff of one hunk that expects no line
+	// creates its file where there is none, as git apply and GNU patch
+	// take it (git's t4126 "apply create": --- f.orig, +++ f, @@ -0,0 …).
+	MayCreate bool
 }
 
 // Hunk is one change to a file: the lines it expects (context and removed)
@@ -209,8 +213,9 @@ func marker(line string) string { return strings.TrimSpace(line) }
 //
 // The first hunk of a file may leave out its "@@"; several "@@ anchor"
 // lines in a row narrow where the change is, each found after the one
-// before. A line of a hunk with no prefix at all is taken as context, as
-// models write a blank one. Markers may have blanks at either end.
+// before. An empty line of a hunk is a blank line kept, as models write
+// one; any other line without a prefix refuses the patch, as Codex's
+// parser does. Markers may have blanks at either end.
 func (p *parser) envelope() ([]File, error) {
 	p.at++ // *** Begin Patch
 	var files []File
@@ -328,10 +333,12 @@ func (p *parser) envelopeHunks() ([]Hunk, error) {
 			h = &hunks[len(hunks)-1]
 			hunkAt = p.base + p.at + 1
 		}
-		kind := byte(' ')
-		text := line
-		if line != "" && (line[0] == ' ' || line[0] == '-' || line[0] == '+') {
+		kind, text := byte(' '), ""
+		switch {
+		case line != "" && (line[0] == ' ' || line[0] == '-' || line[0] == '+'):
 			kind, text = line[0], line[1:]
+		case line != "":
+			return nil, p.fail("%q is not a line of a hunk: each starts with \" \" (kept), \"-\" (removed) or \"+\" (added)", line)
 		}
 		h.Lines = append(h.Lines, Line{Kind: kind, Text: text})
 		p.at++
@@ -540,6 +547,7 @@ func (p *parser) unifiedFile(g *gitHeader) (File, error) {
 	if len(f.Hunks) == 0 && f.Op != Delete && f.MoveTo == "" {
 		return File{}, p.fail("%q has no hunk", f.Path)
 	}
+	f.MayCreate = g == nil && f.Op == Update && len(f.Hunks) == 1 && f.Hunks[0].Old() == ""
 	return f, nil
 }
 

@@ -363,21 +363,7 @@ func (p *planner) section(f File) error {
 	mode := os.FileMode(f.Mode & 0o7777)
 	switch f.Op {
 	case Add:
-		e, err := p.load(f.Path, false)
-		if err != nil {
-			return err
-		}
-		if e.cur.exists {
-			if f.Unified && !(p.vacated[e.target] && !e.written) {
-				return fmt.Errorf("%s: is there already; the patch adds it", f.Path)
-			}
-			res.Replaced = fmt.Sprintf("replaced an existing file of %s", text.Count(int64(text.LineCount(e.cur.content)), "line"))
-		}
-		content := []byte(f.Hunks[0].New())
-		res.Op, res.Added = "A", countKind(f.Hunks[0].Lines, '+')
-		e.cur = state{exists: true, content: content, mode: mode}
-		e.written = true
-		p.note(res, e)
+		return p.add(f, res, mode)
 	case Delete:
 		e, err := p.load(f.Path, true)
 		if err != nil {
@@ -399,8 +385,33 @@ func (p *planner) section(f File) error {
 		e.cur = state{}
 		p.note(res, e)
 	default:
+		if f.MayCreate {
+			if e, err := p.load(f.Path, false); err == nil && !e.cur.exists && !e.orig.exists {
+				return p.add(f, res, mode)
+			}
+		}
 		return p.update(f, res, mode)
 	}
+	return nil
+}
+
+// add applies an Add: the file's content is the hunk's new side.
+func (p *planner) add(f File, res FileResult, mode os.FileMode) error {
+	e, err := p.load(f.Path, false)
+	if err != nil {
+		return err
+	}
+	if e.cur.exists {
+		if f.Unified && !(p.vacated[e.target] && !e.written) {
+			return fmt.Errorf("%s: is there already; the patch adds it", f.Path)
+		}
+		res.Replaced = fmt.Sprintf("replaced an existing file of %s", text.Count(int64(text.LineCount(e.cur.content)), "line"))
+	}
+	content := []byte(f.Hunks[0].New())
+	res.Op, res.Added = "A", countKind(f.Hunks[0].Lines, '+')
+	e.cur = state{exists: true, content: content, mode: mode}
+	e.written = true
+	p.note(res, e)
 	return nil
 }
 
