@@ -187,14 +187,16 @@ func picture(ctx context.Context, data []byte, typ string, region []int, lim ima
 	if region != nil {
 		facts.Region = region
 	}
+	// Every picture is decoded whole, the one sent as it is too: a picture
+	// cut short or corrupt would make an API refuse the whole request.
+	img, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return facts, nil, fmt.Errorf("a %s toolkit cannot read (%s); not shown", facts.Format, brief(err))
+	}
 	// As it is: a PNG or an RGB JPEG within the limits, not cropped.
 	if region == nil && typ != typeGIF && cfg.ColorModel != color.CMYKModel && lim.fits(cfg.Width, cfg.Height, len(data)) {
 		facts.SentType, facts.SentWidth, facts.SentHeight = typ, cfg.Width, cfg.Height
 		return facts, nil, nil
-	}
-	img, _, err := image.Decode(bytes.NewReader(data))
-	if err != nil {
-		return facts, nil, fmt.Errorf("a %s toolkit cannot read (%s); not shown", facts.Format, brief(err))
 	}
 	if crop != (image.Rectangle{}) {
 		crop = crop.Add(img.Bounds().Min)
@@ -203,13 +205,12 @@ func picture(ctx context.Context, data []byte, typ string, region []int, lim ima
 		}).SubImage(crop)
 	}
 	w, h := fit(img.Bounds().Dx(), img.Bounds().Dy(), lim)
-	photo := typ == typeJPEG
 	for range 6 {
 		small, err := shrink(ctx, img, w, h)
 		if err != nil {
 			return facts, nil, err
 		}
-		sent, facts.SentType = encode(small, photo, lim.bytes)
+		sent, facts.SentType = encode(small, typ, lim.bytes)
 		if base64.StdEncoding.EncodedLen(len(sent)) <= lim.bytes {
 			facts.SentWidth, facts.SentHeight = w, h
 			return facts, sent, nil
@@ -308,17 +309,18 @@ func shrink(ctx context.Context, src image.Image, w, h int) (*image.RGBA, error)
 	return dst, nil
 }
 
-// encode writes img as a PNG or a JPEG, whichever is smaller: a picture
-// with any transparency as a PNG; a photograph (a JPEG's pixels) as a JPEG;
-// any other both ways, the smaller kept. A JPEG over maxBytes is tried at
-// lower qualities.
-func encode(img *image.RGBA, photo bool, maxBytes int) ([]byte, string) {
+// encode writes img, decoded from a picture of type typ, as a PNG or a
+// JPEG: a picture with any transparency, and a GIF (drawn, not
+// photographed, in a few colours), as a PNG; a photograph (a JPEG's pixels)
+// as a JPEG; any other both ways, the smaller kept. A JPEG over maxBytes is
+// tried at lower qualities.
+func encode(img *image.RGBA, typ string, maxBytes int) ([]byte, string) {
 	var p, j []byte
-	if !img.Opaque() || !photo {
+	if !img.Opaque() || typ != typeJPEG {
 		var buf bytes.Buffer
 		_ = (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&buf, img)
 		p = buf.Bytes()
-		if !img.Opaque() {
+		if !img.Opaque() || typ == typeGIF {
 			return p, typePNG
 		}
 	}

@@ -228,3 +228,28 @@ func FuzzPicture(f *testing.F) {
 		}
 	})
 }
+
+// TestEncodeKinds: a picture of noise, which JPEG keeps smaller than PNG,
+// goes as a JPEG when it came as a JPEG or an opaque PNG, and as a PNG
+// when it came as a GIF (drawn in a few colours: the README's rule) or
+// has any transparency.
+func TestEncodeKinds(t *testing.T) {
+	noise := image.NewRGBA(image.Rect(0, 0, 200, 150))
+	seed := uint32(1)
+	for i := range noise.Pix {
+		seed = seed*1664525 + 1013904223
+		noise.Pix[i] = byte(seed >> 24)
+		if i%4 == 3 {
+			noise.Pix[i] = 255
+		}
+	}
+	for typ, want := range map[string]string{typeJPEG: typeJPEG, typePNG: typeJPEG, typeGIF: typePNG} {
+		if _, got := encode(noise, typ, 5<<20); got != want {
+			t.Errorf("noise from a %s goes as %s, want %s", typ, got, want)
+		}
+	}
+	noise.Pix[3] = 0
+	if _, got := encode(noise, typeJPEG, 5<<20); got != typePNG {
+		t.Errorf("a picture with transparency goes as %s, want a PNG", got)
+	}
+}
