@@ -69,12 +69,16 @@ func run(argv []string) int {
 		// toolkit help [APPLET] is toolkit [APPLET] --help.
 		args = append(append([]string{"toolkit"}, args[2:]...), "--help")
 	}
+	app := newApp()
 	if len(args) > 1 {
 		if t, ok := applets.Find(args[1]); ok && t.FlagsAfterArgs {
 			args = append(args[:2:2], cmdline.FlagsFirst(t.Command(), args[2:])...)
 		}
+		if cmd := app.Command(args[1]); cmd != nil {
+			args = append(args[:2:2], cmdline.JoinSwitches(cmd, args[2:])...)
+		}
 	}
-	err := newApp().Run(args)
+	err := app.Run(args)
 	if exit, ok := errors.AsType[cli.ExitCoder](err); ok {
 		return exit.ExitCode()
 	}

@@ -7,8 +7,10 @@ package applets
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -38,7 +40,7 @@ type Tool struct {
 	Call           func(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome
 	Aliases        []string
 	FlagsAfterArgs bool
-	ModelFlags     []cli.Flag
+	Settings       []cmdline.AnySetting
 	Child          bool
 }
 
@@ -48,22 +50,61 @@ type Hints = cmdline.Hints
 func tool[A any](ap cmdline.Applet[A]) Tool {
 	return Tool{
 		Name: ap.Name, Description: ap.Description, Args: reflect.TypeFor[A](), Details: reflect.TypeOf(ap.Details), Hints: ap.Hints,
-		Command: ap.Command, Call: ap.Call, Aliases: ap.Aliases, FlagsAfterArgs: ap.FlagsAfterArgs, ModelFlags: ap.ModelFlags, Child: ap.Child,
+		Command: ap.Command, Call: ap.Call, Aliases: ap.Aliases, FlagsAfterArgs: ap.FlagsAfterArgs, Settings: ap.Settings, Child: ap.Child,
 	}
 }
 
 // All returns the tools, in the order hosts list them.
-func All() []Tool {
-	return []Tool{tool(edit.Applet), tool(glob.Applet), tool(grep.Applet), tool(job.Applet), tool(patch.Applet), tool(read.Applet), tool(shell.Applet), tool(write.Applet)}
-}
+func All() []Tool { return registry().tools }
 
-// ModelFlags are every tool's ModelFlags, for toolkit mcp and toolkit call.
+// ModelFlags are every tool's host settings, each once, with the model's
+// defaults: the flags of toolkit mcp and toolkit call.
 func ModelFlags() []cli.Flag {
 	var fs []cli.Flag
-	for _, t := range All() {
-		fs = append(fs, t.ModelFlags...)
+	for _, s := range registry().settings {
+		fs = append(fs, s.Flag(true))
 	}
 	return fs
+}
+
+// registry is the tools, built once: a name, an alias or a host setting
+// that two of them declare differently is refused here, where the tools
+// register, not found colliding when a host runs toolkit mcp.
+var registry = sync.OnceValue(func() reg {
+	r, err := build(tool(edit.Applet), tool(glob.Applet), tool(grep.Applet), tool(job.Applet), tool(patch.Applet), tool(read.Applet), tool(shell.Applet), tool(write.Applet))
+	if err != nil {
+		panic(err)
+	}
+	return r
+})
+
+type reg struct {
+	tools    []Tool
+	settings []cmdline.AnySetting // each once, in the order the tools list them
+}
+
+func build(tools ...Tool) (reg, error) {
+	r := reg{tools: tools}
+	names := map[string]bool{}
+	settings := map[string]cmdline.AnySetting{}
+	for _, t := range tools {
+		for _, n := range append([]string{t.Name}, t.Aliases...) {
+			if names[n] {
+				return reg{}, fmt.Errorf("two tools are called %q", n)
+			}
+			names[n] = true
+		}
+		for _, s := range t.Settings {
+			switch had, ok := settings[s.Key()]; {
+			case !ok:
+				settings[s.Key()] = s
+				r.settings = append(r.settings, s)
+			case had != s:
+				return reg{}, fmt.Errorf("%s declares a host setting --%s of its own: another tool has one of that name; share it", t.Name, s.Key())
+			}
+		}
+	}
+	return r, nil
 }
 
 // Find returns the tool called name, or one of its aliases.

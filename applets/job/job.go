@@ -105,13 +105,10 @@ var Applet = cmdline.Applet[Args]{
 	Hints:          cmdline.Hints{Destructive: true, OpenWorld: true},
 	FlagsAfterArgs: true,
 	Bare:           true,
-	Flags: []cli.Flag{
-		&cli.IntFlag{Name: "max-output", Value: cut.DefaultLimit, EnvVars: []string{"TOOLKIT_MAX_OUTPUT"}, Usage: "cut the text to about `BYTES`, as shell does; the most a call's max_output may ask"},
-		&cli.BoolFlag{Name: "raw", EnvVars: []string{"TOOLKIT_RAW"}, Usage: "keep terminal escapes and carriage returns"},
-		&cli.BoolFlag{Name: "stop-all", Usage: "stop every job that runs"},
-	},
+	Settings:       []cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw},
+	Flags:          []cli.Flag{&cli.BoolFlag{Name: "stop-all", Usage: "stop every job that runs"}},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
-		a.Host = Options{MaxOutput: h.Settings.Int("max-output"), Raw: h.Settings.Bool("raw")}
+		a.Host = Options{MaxOutput: cmdline.MaxOutput.Get(h.Settings), Raw: cmdline.Raw.Get(h.Settings)}
 		if h.Settings.IsSet("stop-all") {
 			a.Host.StopAll = h.Settings.Bool("stop-all")
 		}

@@ -357,12 +357,11 @@ func (s *Server) child(ctx context.Context, t applets.Tool, args []byte) *sdk.Ca
 	}
 	// The child takes the server's settings, its defaults included: they
 	// are toolkit mcp's, not the command line's.
-	for _, f := range t.ModelFlags {
-		name := f.Names()[0]
+	for _, st := range t.Settings {
 		if s.conf.Settings == nil {
 			break
 		}
-		argv = append(argv, fmt.Sprintf("--%s=%v", name, s.conf.Settings.Value(name)))
+		argv = append(argv, fmt.Sprintf("--%s=%v", st.Key(), s.conf.Settings.Value(st.Key())))
 	}
 	var stdout, stderr bytes.Buffer
 	// Should the server die, the child stops what it runs, as on a signal.

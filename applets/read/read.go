@@ -48,8 +48,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/urfave/cli/v2"
-
 	"toolkit/internal/cmdline"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
@@ -121,31 +119,30 @@ var Applet = cmdline.Applet[Args]{
 	Description: Description,
 	Details:     Details{},
 	Hints:       cmdline.Hints{ReadOnly: true, Idempotent: true},
-	ModelFlags:  HostFlags(MCPMaxText),
-	Flags:       HostFlags(MaxText),
+	Settings:    Settings,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{Root: h.Root}
 		if s := h.Settings; s != nil {
-			a.Host.MaxText = s.Int("max-bytes")
-			a.Host.ImageMaxEdge, a.Host.ImageMaxPixels, a.Host.ImageMaxBytes = s.Int("image-max-edge"), s.Int("image-max-pixels"), s.Int("image-max-bytes")
-			a.Host.PDFMaxBytes, a.Host.PDFMaxPages = s.Int("pdf-max-bytes"), s.Int("pdf-max-pages")
+			a.Host.MaxText = MaxBytes.Get(s)
+			a.Host.ImageMaxEdge, a.Host.ImageMaxPixels, a.Host.ImageMaxBytes = ImageMaxEdge.Get(s), ImageMaxPixels.Get(s), ImageMaxBytes.Get(s)
+			a.Host.PDFMaxBytes, a.Host.PDFMaxPages = PDFMaxBytes.Get(s), PDFMaxPages.Get(s)
 		}
 		return Run(ctx, *a)
 	},
 }
 
-// HostFlags are the settings a host gives every read; toolkit mcp takes
-// them too, with a default of its own (MCPMaxText).
-func HostFlags(maxText int) []cli.Flag {
-	return []cli.Flag{
-		&cli.IntFlag{Name: "max-bytes", Value: maxText, EnvVars: []string{"TOOLKIT_MAX_BYTES"}, Usage: "show at most `BYTES` of text; the most a call's max_bytes may ask"},
-		&cli.IntFlag{Name: "image-max-edge", Value: DefaultImageMaxEdge, EnvVars: []string{"TOOLKIT_IMAGE_MAX_EDGE"}, Usage: "scale a picture down to at most `PIXELS` a side"},
-		&cli.IntFlag{Name: "image-max-pixels", Value: DefaultImageMaxPixels, EnvVars: []string{"TOOLKIT_IMAGE_MAX_PIXELS"}, Usage: "scale a picture down to at most `PIXELS` in all"},
-		&cli.IntFlag{Name: "image-max-bytes", Value: DefaultImageMaxBytes, EnvVars: []string{"TOOLKIT_IMAGE_MAX_BYTES"}, Usage: "send a picture of at most `BYTES` in base64, scaling it down further if need be"},
-		&cli.IntFlag{Name: "pdf-max-bytes", Value: DefaultPDFMaxBytes, EnvVars: []string{"TOOLKIT_PDF_MAX_BYTES"}, Usage: "send a PDF of at most `BYTES` as a document"},
-		&cli.IntFlag{Name: "pdf-max-pages", Value: DefaultPDFMaxPages, EnvVars: []string{"TOOLKIT_PDF_MAX_PAGES"}, Usage: "send a PDF of at most `PAGES` as a document"},
-	}
-}
+// The settings a host gives every read; toolkit mcp and toolkit call take
+// them too, with a text limit of their own (MCPMaxText).
+var (
+	MaxBytes       = &cmdline.Setting[int]{Name: "max-bytes", Env: "TOOLKIT_MAX_BYTES", Person: MaxText, Model: MCPMaxText, Usage: "show at most `BYTES` of text; the most a call's max_bytes may ask"}
+	ImageMaxEdge   = &cmdline.Setting[int]{Name: "image-max-edge", Env: "TOOLKIT_IMAGE_MAX_EDGE", Person: DefaultImageMaxEdge, Usage: "scale a picture down to at most `PIXELS` a side"}
+	ImageMaxPixels = &cmdline.Setting[int]{Name: "image-max-pixels", Env: "TOOLKIT_IMAGE_MAX_PIXELS", Person: DefaultImageMaxPixels, Usage: "scale a picture down to at most `PIXELS` in all"}
+	ImageMaxBytes  = &cmdline.Setting[int]{Name: "image-max-bytes", Env: "TOOLKIT_IMAGE_MAX_BYTES", Person: DefaultImageMaxBytes, Usage: "send a picture of at most `BYTES` in base64, scaling it down further if need be"}
+	PDFMaxBytes    = &cmdline.Setting[int]{Name: "pdf-max-bytes", Env: "TOOLKIT_PDF_MAX_BYTES", Person: DefaultPDFMaxBytes, Usage: "send a PDF of at most `BYTES` as a document"}
+	PDFMaxPages    = &cmdline.Setting[int]{Name: "pdf-max-pages", Env: "TOOLKIT_PDF_MAX_PAGES", Person: DefaultPDFMaxPages, Usage: "send a PDF of at most `PAGES` as a document"}
+
+	Settings = []cmdline.AnySetting{MaxBytes, ImageMaxEdge, ImageMaxPixels, ImageMaxBytes, PDFMaxBytes, PDFMaxPages}
+)
 
 // MCPMaxText is toolkit mcp's default for the text of a read: about 25k
 // tokens.

@@ -194,8 +194,9 @@ var Applet = cmdline.Applet[Args]{
 	Description: Description,
 	Details:     Details{},
 	Hints:       cmdline.Hints{Destructive: true, OpenWorld: true},
-	ModelFlags:  HostFlags(MCPMaxOutput), Child: true,
-	Flags: append(HostFlags(DefaultMaxOutput), hostFlags()...),
+	Settings:    Settings,
+	Child:       true,
+	Flags:       hostFlags(),
 	Person: func(_ *cli.Context, a *Args) error {
 		if a.Cwd == "" && a.Session == nil {
 			a.Cwd = "." // person mode runs where the person is, unless in a session
@@ -243,51 +244,41 @@ func hostFlags() []cli.Flag {
 	}
 }
 
-// HostFlags are the settings a host gives every call, on the command line
-// or in the environment; toolkit mcp takes them too, with defaults of its
-// own (mcpDefaults).
-func HostFlags(maxOutput int) []cli.Flag {
-	d := DefaultLimits
-	return []cli.Flag{
-		&cli.IntFlag{Name: "max-output", Value: maxOutput, EnvVars: []string{"TOOLKIT_MAX_OUTPUT"}, Usage: "cut the text to about `BYTES`, keeping its start, its end and the failure lines; the most a call's max_output may ask"},
-		&cli.BoolFlag{Name: "raw", EnvVars: []string{"TOOLKIT_RAW"}, Usage: "keep terminal escapes and carriage returns"},
-		&cli.BoolFlag{Name: "kill-background", EnvVars: []string{"TOOLKIT_KILL_BACKGROUND"}, Usage: "stop processes that still hold the output after the command ended"},
-		&cli.DurationFlag{Name: "grace", Value: d.Grace, EnvVars: []string{"TOOLKIT_GRACE"}, Usage: "time between SIGTERM and SIGKILL when stopping"},
-		&cli.DurationFlag{Name: "idle", Value: d.Idle, EnvVars: []string{"TOOLKIT_IDLE"}, Usage: "stop a command silent this long (only with no timeout given)"},
-		&cli.DurationFlag{Name: "quiet", Value: d.Quiet, EnvVars: []string{"TOOLKIT_QUIET"}, Usage: "after the command ends, return once the output is quiet this long"},
-		&cli.DurationFlag{Name: "linger", Value: d.Linger, EnvVars: []string{"TOOLKIT_LINGER"}, Usage: "after the command ends, read on at most this long"},
-		&cli.DurationFlag{Name: "job-lifetime", Value: DefaultJobLifetime, EnvVars: []string{"TOOLKIT_JOB_LIFETIME"}, Usage: "stop a job (yield_secs, background, or what a command left in the background) after this long; the most a job's timeout_secs may ask"},
-		&cli.StringFlag{Name: "confine", Value: "false", EnvVars: []string{"TOOLKIT_CONFINE"}, Usage: "confine commands with Landlock: `true` (where the kernel can), require (refuse where it cannot) or false; needs --root"},
-		&cli.StringFlag{Name: "writable", EnvVars: []string{"TOOLKIT_WRITABLE"}, Usage: "with --confine, `DIRS` (colon-separated) a command may write besides the root and its TMPDIR"},
-		&cli.IntFlag{Name: "limit-memory", EnvVars: []string{"TOOLKIT_LIMIT_MEMORY"}, Usage: "stop a command whose processes hold more than `MIB` of resident memory; the most a call's limits.memory_mb may ask (default: none)"},
-		&cli.IntFlag{Name: "limit-pids", EnvVars: []string{"TOOLKIT_LIMIT_PIDS"}, Usage: "stop a command with more than `N` processes at once; the most a call's limits.pids may ask (default: none)"},
-	}
-}
+// The settings a host gives every call, on the command line or in the
+// environment; toolkit mcp and toolkit call take them too.
+var (
+	KillBackground = &cmdline.Setting[bool]{Name: "kill-background", Env: "TOOLKIT_KILL_BACKGROUND", Usage: "stop processes that still hold the output after the command ended"}
+	Grace          = &cmdline.Setting[time.Duration]{Name: "grace", Env: "TOOLKIT_GRACE", Person: DefaultLimits.Grace, Usage: "time between SIGTERM and SIGKILL when stopping"}
+	Idle           = &cmdline.Setting[time.Duration]{Name: "idle", Env: "TOOLKIT_IDLE", Person: DefaultLimits.Idle, Usage: "stop a command silent this long (only with no timeout given)"}
+	Quiet          = &cmdline.Setting[time.Duration]{Name: "quiet", Env: "TOOLKIT_QUIET", Person: DefaultLimits.Quiet, Usage: "after the command ends, return once the output is quiet this long"}
+	Linger         = &cmdline.Setting[time.Duration]{Name: "linger", Env: "TOOLKIT_LINGER", Person: DefaultLimits.Linger, Usage: "after the command ends, read on at most this long"}
+	JobLifetime    = &cmdline.Setting[time.Duration]{Name: "job-lifetime", Env: "TOOLKIT_JOB_LIFETIME", Person: DefaultJobLifetime, Usage: "stop a job (yield_secs, background, or what a command left in the background) after this long; the most a job's timeout_secs may ask"}
+	LimitMemory    = &cmdline.Setting[int]{Name: "limit-memory", Env: "TOOLKIT_LIMIT_MEMORY", Usage: "stop a command whose processes hold more than `MIB` of resident memory; the most a call's limits.memory_mb may ask (default: none)"}
+	LimitPids      = &cmdline.Setting[int]{Name: "limit-pids", Env: "TOOLKIT_LIMIT_PIDS", Usage: "stop a command with more than `N` processes at once; the most a call's limits.pids may ask (default: none)"}
 
-// MCPMaxOutput is toolkit mcp's default text limit: about 8k tokens, what
-// a model's context takes from one call without crowding out the rest.
-const MCPMaxOutput = 32 << 10
+	Settings = []cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, LimitMemory, LimitPids}
+)
 
 // options reads the host's settings from its flags.
 func options(s cmdline.Settings) (Options, error) {
-	if n := s.Int("max-output"); n < 1 {
+	if n := cmdline.MaxOutput.Get(s); n < 1 {
 		return Options{}, fmt.Errorf("--max-output must be at least 1, not %d", n)
 	}
-	mode, writable, err := confine.HostFlags(s.String("confine"), s.String("writable"))
+	mode, writable, err := cmdline.HostConfine(s)
 	if err != nil {
 		return Options{}, err
 	}
 	return Options{
 		Confine:         mode,
 		Writable:        writable,
-		LimitMemoryMB:   max(0, s.Int("limit-memory")),
-		LimitPids:       max(0, s.Int("limit-pids")),
-		MaxOutput:       s.Int("max-output"),
-		Raw:             s.Bool("raw"),
-		KillBackground:  s.Bool("kill-background"),
+		LimitMemoryMB:   max(0, LimitMemory.Get(s)),
+		LimitPids:       max(0, LimitPids.Get(s)),
+		MaxOutput:       cmdline.MaxOutput.Get(s),
+		Raw:             cmdline.Raw.Get(s),
+		KillBackground:  KillBackground.Get(s),
 		ExitLikeCommand: s.Bool("status"),
-		Limits:          Limits{Grace: s.Duration("grace"), Idle: s.Duration("idle"), Quiet: s.Duration("quiet"), Linger: s.Duration("linger")},
-		JobLifetime:     s.Duration("job-lifetime"),
+		Limits:          Limits{Grace: Grace.Get(s), Idle: Idle.Get(s), Quiet: Quiet.Get(s), Linger: Linger.Get(s)},
+		JobLifetime:     JobLifetime.Get(s),
 	}, nil
 }
 

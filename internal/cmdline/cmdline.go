@@ -91,10 +91,11 @@ type Applet[A any] struct {
 	// FlagsAfterArgs says its command line takes flags after its arguments
 	// (edit PATH --old TEXT --new TEXT).
 	FlagsAfterArgs bool
-	// ModelFlags are the host settings toolkit mcp and toolkit call take
-	// for it, with the defaults they give them: a model's context is
-	// smaller than a person's terminal.
-	ModelFlags []cli.Flag
+	// Settings are the host settings it takes: on its command line with
+	// their Person defaults, under toolkit mcp and toolkit call with their
+	// Model ones (a model's context is smaller than a person's terminal).
+	// Flags holds its command line's other flags.
+	Settings []AnySetting
 	// Child says that toolkit mcp runs each call as a child toolkit: the
 	// tools that start processes, so that a call that crashes or leaves
 	// processes behind cannot take the server with it.
@@ -139,6 +140,9 @@ func (ap Applet[A]) usage(in inputMode) string {
 func (ap Applet[A]) Command() *cli.Command {
 	fields := input.Fields(reflect.TypeFor[A]())
 	flags := append(CommonFlags(), inputFlags(fields)...)
+	for _, st := range ap.Settings {
+		flags = append(flags, st.Flag(false))
+	}
 	text := ap.Synopsis
 	if ap.Example != "" {
 		text += "\n   echo '" + ap.Example + "' | toolkit " + ap.Name
@@ -360,12 +364,26 @@ func (ap Applet[A]) inputError(err error, in inputMode) outcome.Outcome {
 	return ap.misuse(msg, in)
 }
 
+// Confine and Writable are the host's confinement of commands, which shell
+// takes and the presenters apply to themselves (ConfineSelf).
+var (
+	Confine = &Setting[string]{Name: "confine", Env: "TOOLKIT_CONFINE", Person: "false", Switch: []string{"true", "false", "require"},
+		Usage: "confine commands with Landlock: true (where the kernel can; --confine alone), require (refuse where it cannot) or false; needs --root"}
+	Writable = &Setting[string]{Name: "writable", Env: "TOOLKIT_WRITABLE",
+		Usage: "with --confine, `DIRS` (colon-separated) a command may write besides the root and its TMPDIR"}
+)
+
+// HostConfine reads the host's --confine and --writable.
+func HostConfine(s Settings) (confine.Mode, []string, error) {
+	return confine.HostFlags(Confine.Get(s), Writable.Get(s))
+}
+
 // ConfineSelf applies the host's --confine and --writable (settings s) to
 // this process, toolkit mcp's or toolkit call's, as confine.HostSelf says:
 // the file tools it runs in itself, and the commands it starts, are then
 // under one policy.
 func ConfineSelf(s Settings, r *root.Root) error {
-	mode, writable, err := confine.HostFlags(s.String("confine"), s.String("writable"))
+	mode, writable, err := HostConfine(s)
 	if err != nil {
 		return err
 	}

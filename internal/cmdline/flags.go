@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -251,4 +252,43 @@ func TextsOf(c *cli.Context, name string) []string {
 		return *t
 	}
 	return nil
+}
+
+// JoinSwitches joins a switch flag (a Setting with Switch: --confine) and
+// the word after it, when that word is one of the switch's values, as the
+// flag took it before it could stand alone: --confine true is
+// --confine=true. Only the flags before the first argument are read, as
+// urfave/cli reads them.
+func JoinSwitches(cmd *cli.Command, args []string) []string {
+	takesValue, words := map[string]bool{}, map[string][]string{}
+	for _, f := range cmd.Flags {
+		_, isBool := f.(*cli.BoolFlag)
+		if g, ok := f.(*cli.GenericFlag); ok {
+			if sv, ok := g.Value.(*switchValue); ok {
+				isBool = true
+				for _, n := range f.Names() {
+					words[n] = sv.words
+				}
+			}
+		}
+		for _, n := range f.Names() {
+			takesValue[n] = !isBool
+		}
+	}
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		a := out[i]
+		if a == "--" || !strings.HasPrefix(a, "-") || len(a) == 1 {
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case hasValue:
+		case words[name] != nil && i+1 < len(out) && slices.Contains(words[name], out[i+1]):
+			out = slices.Replace(out, i, i+2, a+"="+out[i+1])
+		case takesValue[name]:
+			i++
+		}
+	}
+	return out
 }
