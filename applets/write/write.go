@@ -72,7 +72,7 @@ type Options struct {
 type Details struct {
 	Path           string  `json:"path"`
 	Bytes          int64   `json:"bytes"`
-	Lines          int64   `json:"lines"`
+	Lines          *int64  `json:"lines"` // null for bytes that are not text (read's rule)
 	Created        bool    `json:"created"`
 	SHA256         string  `json:"sha256"`
 	PreviousSHA256 *string `json:"previous_sha256"`
@@ -174,13 +174,19 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 	}
 
 	exists := staged.Old != nil
-	d := Details{Path: a.Path, Bytes: n, Lines: counter.lines(), Created: !exists, PreviousSHA256: previous, OwnerKept: staged.OwnerKept, InPlace: res.InPlace}
+	d := Details{Path: a.Path, Bytes: n, Created: !exists, PreviousSHA256: previous, OwnerKept: staged.OwnerKept, InPlace: res.InPlace}
 	d.SHA256 = hex.EncodeToString(h.Sum(nil))
+	// Lines are said of text only, as read tells text from bytes.
+	kind := "binary"
+	if _, err := text.Binary(counter.head, n); err == nil {
+		lines := counter.lines()
+		d.Lines, kind = &lines, text.Count(lines, "line")
+	}
 	var b strings.Builder
 	if exists {
-		fmt.Fprintf(&b, "wrote %d bytes (%s) to %s", n, text.Count(d.Lines, "line"), a.Path)
+		fmt.Fprintf(&b, "wrote %d bytes (%s) to %s", n, kind, a.Path)
 	} else {
-		fmt.Fprintf(&b, "created %s: %d bytes (%s)", a.Path, n, text.Count(d.Lines, "line"))
+		fmt.Fprintf(&b, "created %s: %d bytes (%s)", a.Path, n, kind)
 	}
 	if shown := shownPath(a.Path, target, r); shown != "" {
 		b.WriteString(" (through the link, to " + shown + ")")
@@ -274,14 +280,19 @@ func shownPath(path, target string, r *root.Root) string {
 func describe(path string, err error) string { return path + ": " + replace.Reason(err) }
 
 // lineCounter counts lines as the content goes by: its line ends, and one
-// more for a last line without one.
+// more for a last line without one. It keeps the content's first
+// text.SniffSize bytes, by which text is told from bytes.
 type lineCounter struct {
 	n    int64
 	last byte
 	any  bool
+	head []byte
 }
 
 func (c *lineCounter) Write(p []byte) (int, error) {
+	if len(c.head) < text.SniffSize {
+		c.head = append(c.head, p[:min(len(p), text.SniffSize-len(c.head))]...)
+	}
 	if len(p) > 0 {
 		c.n += int64(bytes.Count(p, []byte{'\n'}))
 		c.last, c.any = p[len(p)-1], true
