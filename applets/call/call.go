@@ -165,21 +165,28 @@ func one(ctx context.Context, data []byte, h cmdline.Host) (any, bool, error) {
 	if err := json.Unmarshal(data, &b); err != nil {
 		return nil, false, fmt.Errorf("the block is not a JSON object: %s", reason(err))
 	}
-	need := func(what, v string) error {
-		if v == "" {
-			return fmt.Errorf("a %s block needs %s", b.Type, what)
+	// need words what a block lacks in one line: "needs an id and a name".
+	need := func(fields ...string) error {
+		var missing []string
+		for i := 0; i+1 < len(fields); i += 2 {
+			if fields[i+1] == "" {
+				missing = append(missing, fields[i])
+			}
 		}
-		return nil
+		if len(missing) == 0 {
+			return nil
+		}
+		return fmt.Errorf("a %s block needs %s", b.Type, strings.Join(missing, " and "))
 	}
 	switch b.Type {
 	case "tool_use":
-		if err := errors.Join(need("an id", b.ID), need("a name", b.Name)); err != nil {
+		if err := need("an id", b.ID, "a name", b.Name); err != nil {
 			return nil, false, err
 		}
 		o := anthropic(ctx, b, h)
 		return toolResult{Type: "tool_result", ToolUseID: b.ID, Content: anthropicContent(o), IsError: o.Kind != outcome.Done}, o.Kind != outcome.Done, nil
 	case "function_call":
-		if err := errors.Join(need("a call_id", b.CallID), need("a name", b.Name)); err != nil {
+		if err := need("a call_id", b.CallID, "a name", b.Name); err != nil {
 			return nil, false, err
 		}
 		if b.Arguments == nil {

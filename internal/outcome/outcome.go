@@ -176,8 +176,12 @@ func (o Outcome) Print(stdout, stderr io.Writer, applet string, mode Mode) int {
 				_, _ = io.WriteString(stdout, "[the "+o.Media.noun()+" itself comes through --json, toolkit mcp or toolkit call]\n")
 			}
 		default:
-			// One line, so that a host logging stderr gets the whole story in it.
+			// A usage error is one line, so that a host logging stderr gets
+			// the whole story in it (a tool error may show lines of a file).
 			msg := o.Message
+			if o.Kind == UsageError {
+				msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
+			}
 			if o.Usage != "" {
 				msg += "; usage: " + o.Usage
 			}

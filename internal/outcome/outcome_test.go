@@ -26,6 +26,7 @@ func TestPrint(t *testing.T) {
 		"tool error":      {Failure("%s: no such file", "x.txt"), TextMode, "", "toolkit read: x.txt: no such file\n", 1},
 		"tool error json": {Failure("x.txt: no such file"), JSONMode, `{"ok":false,"error":"x.txt: no such file"}` + "\n", "", 1},
 		"usage":           {Outcome{Kind: UsageError, Message: "bad", Usage: "toolkit read PATH"}, TextMode, "", "toolkit read: bad; usage: toolkit read PATH\n", 2},
+		"usage two lines": {Outcome{Kind: UsageError, Message: "no id\nno name\n", Usage: "u"}, TextMode, "", "toolkit read: no id; no name; usage: u\n", 2},
 		"usage json":      {Misuse("bad"), JSONMode, `{"ok":false,"error":"bad","usage":true}` + "\n", "", 2},
 		"usage stream":    {Misuse("bad"), StreamMode, `{"type":"end","outcome":{"ok":false,"error":"bad","usage":true}}` + "\n", "", 2},
 	} {
