@@ -148,12 +148,6 @@ func fromFlags(c *cli.Context, a *Args) error {
 
 // Run applies the edits to one file.
 func Run(ctx context.Context, a Args) outcome.Outcome {
-	// A patch whose toolkit was killed in the middle is put back first.
-	recovered := replace.Recover(a.Host.Root)
-	return replace.Recovered(recovered, run(ctx, a))
-}
-
-func run(ctx context.Context, a Args) outcome.Outcome {
 	if len(a.Edits) == 0 {
 		return outcome.Misuse(`"edits" must hold at least one edit`)
 	}

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -14,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
+	"toolkit/internal/replace"
 	"toolkit/internal/root"
 )
 
@@ -38,7 +41,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		patch, _ := io.ReadAll(os.Stdin)
-		o := Run(context.Background(), Args{Patch: string(patch), Host: Options{Root: r}})
+		// As the command line runs it: what a patch killed before left is
+		// recovered first.
+		o := replace.Recovered(replace.Recover(r), Run(context.Background(), Args{Patch: string(patch), Host: Options{Root: r}}))
 		if o.Kind != outcome.Done {
 			os.Stderr.WriteString(o.Message + "\n")
 			os.Exit(1)
@@ -142,8 +147,8 @@ func TestKillPatchAtRandomMoments(t *testing.T) {
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 		}
 		_ = cmd.Wait()
-		// The next call: a dry run that touches another file.
-		o := run(t, dir, "*** Begin Patch\n*** Add File: other.txt\n+x\n*** End Patch\n")
+		// The next call, as a host makes it: a patch of another file.
+		o := call(t, dir, "*** Begin Patch\n*** Add File: other.txt\n+x\n*** End Patch\n")
 		if o.Kind != outcome.Done {
 			t.Fatalf("round %d: the next call failed: %s", round, o.Message)
 		}
@@ -194,4 +199,17 @@ func sameFiles(tree, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// call runs a patch as a host's call does, through the applet's one entry
+// point, which recovers what a killed patch left first.
+func call(t *testing.T, dir, patch string) outcome.Outcome {
+	t.Helper()
+	r, err := root.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	in, _ := json.Marshal(map[string]string{"patch": patch})
+	return Applet.Call(context.Background(), in, cmdline.Host{Root: r})
 }

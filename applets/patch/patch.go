@@ -138,14 +138,8 @@ func fromArgs(c *cli.Context, a *Args) error {
 	return nil
 }
 
-// Run applies a patch. A patch whose toolkit was killed in the middle is
-// put back first, and what was done is said, whatever this one does.
+// Run applies a patch.
 func Run(ctx context.Context, a Args) outcome.Outcome {
-	recovered := replace.Recover(a.Host.Root)
-	return replace.Recovered(recovered, patch(ctx, a))
-}
-
-func patch(ctx context.Context, a Args) outcome.Outcome {
 	files, err := Parse(a.Patch)
 	var unsupported *UnsupportedError
 	switch {

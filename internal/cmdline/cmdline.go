@@ -24,6 +24,7 @@ import (
 	"toolkit/internal/confine"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
+	"toolkit/internal/replace"
 	"toolkit/internal/root"
 )
 
@@ -118,7 +119,17 @@ func (ap Applet[A]) Call(ctx context.Context, data []byte, h Host) outcome.Outco
 	if err := input.Decode(data, &a); err != nil {
 		return ap.misuse(err.Error(), machine)
 	}
-	return ap.Run(ctx, &a, h)
+	return ap.run(ctx, &a, h)
+}
+
+// run runs one call of the applet, after recovering the commits whose
+// toolkit died in the middle (a patch killed with -9): the tree a call sees
+// is never half of one, whichever applet the call is for, and what was done
+// is said before its answer. Where there is no journal, that is a read of
+// one directory.
+func (ap Applet[A]) run(ctx context.Context, a *A, h Host) outcome.Outcome {
+	recovered := replace.Recover(h.Root)
+	return replace.Recovered(recovered, ap.Run(ctx, a, h))
 }
 
 func (ap Applet[A]) misuse(msg string, in inputMode) outcome.Outcome {
@@ -168,7 +179,7 @@ func (ap Applet[A]) Command() *cli.Command {
 			defer r.Close()
 			ctx, stop, again := SignalContext()
 			defer stop()
-			o := ap.Run(ctx, &a, Host{Root: r, Settings: c, Mode: mode, Stdout: c.App.Writer, Signals: again, Details: mode != outcome.TextMode})
+			o := ap.run(ctx, &a, Host{Root: r, Settings: c, Mode: mode, Stdout: c.App.Writer, Signals: again, Details: mode != outcome.TextMode})
 			if o.Kind == outcome.UsageError && (in == machine || o.Usage == "") {
 				o.Usage = ap.usage(in) // for JSON input, its fields, not the flags
 			}
