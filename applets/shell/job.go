@@ -64,6 +64,10 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	if err != nil {
 		return outcome.Failure("cannot start the job: %s", err)
 	}
+	// The command has started (Start returns once the keeper says so): a
+	// background call's window of output counts from here, not from the
+	// call's start, which a loaded machine may have spent starting it.
+	commandStarted := time.Now()
 	spec = j.Spec
 	if a.Stdin != nil {
 		if _, err := j.Send(*a.Stdin, true, 2*time.Second); err != nil && !errors.Is(err, jobs.ErrEnded) {
@@ -72,7 +76,7 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	}
 
 	if a.Background {
-		wait = max(0, backgroundWait-time.Since(started))
+		wait = max(0, backgroundWait-time.Since(commandStarted))
 	}
 	running := fmt.Sprintf("[still running as job %s; toolkit job %s to follow it]", j.ID, j.ID)
 	look := jobs.LookOptions{Wait: wait, MaxOutput: h.MaxOutput, Raw: h.Raw, Running: running}

@@ -247,19 +247,11 @@ func (j *Job) Send(input string, closeStdin bool, timeout time.Duration) (int, e
 	if j.Spec.Adopted {
 		return 0, errors.New("the job is what a command left running in the background: it has no input")
 	}
-	f, err := os.OpenFile(filepath.Join(j.Dir, "in"), os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	f, err := j.openInput(timeout)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENXIO) {
-			return 0, ErrEnded
-		}
 		return 0, err
 	}
 	defer f.Close()
-	// One writer at a time, so that two looks' messages never interleave.
-	if err := lockFile(f, timeout); err != nil {
-		return 0, err
-	}
-	_ = f.SetWriteDeadline(time.Now().Add(timeout))
 	taken := 0
 	const piece = 32 << 10 // in lines of their own: a message is a JSON line
 	for len(input) > 0 || closeStdin {
@@ -288,6 +280,52 @@ func (j *Job) Send(input string, closeStdin bool, timeout time.Duration) (int, e
 		}
 	}
 	return taken, nil
+}
+
+// openInput opens the job's input FIFO for a message, locked so that two
+// looks' messages never interleave, with writes bounded by timeout.
+func (j *Job) openInput(timeout time.Duration) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(j.Dir, "in"), os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENXIO) {
+			return nil, ErrEnded
+		}
+		return nil, err
+	}
+	if err := lockFile(f, timeout); err != nil {
+		f.Close()
+		return nil, err
+	}
+	_ = f.SetWriteDeadline(time.Now().Add(timeout))
+	return f, nil
+}
+
+// Drained asks the keeper to say when the job's log holds everything the
+// job has written so far, and waits for that, up to timeout. A process
+// seen blocked reading its input wrote what it wrote before it blocked:
+// once drained, the log holds all of it.
+func (j *Job) Drained(timeout time.Duration) bool {
+	if j.Spec.Adopted || !j.Running() {
+		return false
+	}
+	f, err := j.openInput(timeout)
+	if err != nil {
+		return false
+	}
+	n := time.Now().UnixNano()
+	b, _ := json.Marshal(Message{Drain: n})
+	_, err = f.Write(append(b, '\n'))
+	f.Close()
+	if err != nil {
+		return false
+	}
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		var got int64
+		if readJSON(filepath.Join(j.Dir, "drained"), &got) == nil && got == n {
+			return true
+		}
+	}
+	return false
 }
 
 // lockFile takes an exclusive flock of f, trying until timeout.

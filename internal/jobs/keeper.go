@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -44,6 +45,13 @@ type keeper struct {
 	// What copyOutput counts, read by the loop for the status.
 	total   atomic.Int64 // bytes the job wrote
 	logFull atomic.Bool
+	// copying is held by copyOutput from a read of the output to the end of
+	// its write to the log: with it held and the output empty, the log
+	// holds everything the job wrote (drained).
+	copying sync.Mutex
+	// slowCopy delays each write to the log: a test's stand-in for a
+	// keeper starved of CPU (TOOLKIT_TEST_SLOW_KEEPER).
+	slowCopy time.Duration
 
 	running *proc.Running // the command; nil for an adopted job
 	adopted *proc.Tree    // an adopted job's processes, as they were handed over
@@ -52,10 +60,13 @@ type keeper struct {
 }
 
 // Message is what a look sends a keeper through its FIFO, one JSON line
-// each: input for the command, and the end of it.
+// each: input for the command, the end of it, and a request to say when
+// the log holds all the job has written (Drain: the keeper writes the
+// number to the job's "drained" file then).
 type Message struct {
 	Input      *string `json:"input,omitempty"`
 	CloseStdin bool    `json:"close_stdin,omitempty"`
+	Drain      int64   `json:"drain,omitempty"`
 }
 
 // StopSignal asks a keeper to stop its job, as a timeout does.
@@ -67,6 +78,7 @@ const StopSignal = syscall.SIGUSR1
 func RunKeeper(dir string) int {
 	ready := os.NewFile(3, "ready")
 	k := &keeper{dir: dir, maxLog: MaxLog}
+	k.slowCopy, _ = time.ParseDuration(os.Getenv("TOOLKIT_TEST_SLOW_KEEPER"))
 	if err := k.start(); err != nil {
 		fmt.Fprintf(ready, "%s", err)
 		ready.Close()
@@ -95,6 +107,9 @@ func (k *keeper) start() error {
 		return err
 	}
 	if k.spec.Adopted {
+		// Non-blocking, so that the poller reads it and a deadline ends
+		// the reading (os/exec handed it over blocking).
+		_ = unix.SetNonblock(4, true)
 		k.out = os.NewFile(4, "output")
 		k.status.Pipe, _ = proc.PipeID(k.out)
 		k.adopted = &proc.Tree{Roots: map[int]uint64{}}
@@ -257,28 +272,83 @@ func (k *keeper) stopAll() proc.StopResult {
 }
 
 // copyOutput appends the job's output to the log, up to MaxLog, and reads
-// on past it so that the job never blocks on a full pipe.
+// on past it so that the job never blocks on a full pipe. Each read and its
+// write to the log happen under k.copying, so that drained can tell that
+// nothing read is still on its way to the log.
 func (k *keeper) copyOutput(done chan<- struct{}) {
 	defer close(done)
+	rc, err := k.out.SyscallConn()
+	if err != nil {
+		return
+	}
+	// Non-blocking, so that a read never waits holding k.copying (a
+	// terminal's master is left blocking by the ioctls that size it); the
+	// poller waits instead.
+	_ = rc.Control(func(fd uintptr) { _ = unix.SetNonblock(int(fd), true) })
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := k.out.Read(buf)
-		if n > 0 {
-			k.total.Add(int64(n))
-			if k.logged < k.maxLog {
-				m := min(int64(n), k.maxLog-k.logged)
-				w, _ := k.log.Write(buf[:m])
-				k.logged += int64(w)
-				if k.logged >= k.maxLog {
-					_, _ = fmt.Fprintf(k.log, "\n[toolkit: the output went on; this log keeps its first %d bytes]\n", k.maxLog)
-					k.logFull.Store(true)
-				}
+		var n int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			k.copying.Lock()
+			defer k.copying.Unlock()
+			n, rerr = unix.Read(int(fd), buf)
+			if rerr == unix.EAGAIN {
+				return false // wait until it is readable
 			}
-		}
-		if err != nil && !errors.Is(err, syscall.EINTR) {
+			if n > 0 {
+				time.Sleep(k.slowCopy)
+				k.append(buf[:n])
+			}
+			return true
+		})
+		switch {
+		case err != nil: // the read deadline, or the output closed
+			return
+		case rerr == unix.EINTR:
+		case rerr != nil || n == 0:
 			// EOF, or EIO from a terminal whose every user has gone.
 			return
 		}
+	}
+}
+
+// append writes what the job wrote to the log, up to MaxLog.
+func (k *keeper) append(b []byte) {
+	k.total.Add(int64(len(b)))
+	if k.logged >= k.maxLog {
+		return
+	}
+	m := min(int64(len(b)), k.maxLog-k.logged)
+	w, _ := k.log.Write(b[:m])
+	k.logged += int64(w)
+	if k.logged >= k.maxLog {
+		_, _ = fmt.Fprintf(k.log, "\n[toolkit: the output went on; this log keeps its first %d bytes]\n", k.maxLog)
+		k.logFull.Store(true)
+	}
+}
+
+// drained waits, up to a second, until the log holds everything the job
+// has written: no byte waits in its output, and none read is on its way to
+// the log. It reports whether that came.
+func (k *keeper) drained() bool {
+	deadline := time.Now().Add(time.Second)
+	for {
+		pending := -1 // a copy in flight
+		if k.copying.TryLock() {
+			pending = 0
+			if rc, err := k.out.SyscallConn(); err == nil {
+				_ = rc.Control(func(fd uintptr) { pending, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+			}
+			k.copying.Unlock()
+		}
+		if pending == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 
@@ -286,6 +356,12 @@ func (k *keeper) copyOutput(done chan<- struct{}) {
 // and ends it when asked.
 func (k *keeper) writeInput(msgs <-chan Message) {
 	for m := range msgs {
+		if m.Drain != 0 {
+			if k.drained() {
+				_ = writeJSON(filepath.Join(k.dir, "drained"), m.Drain)
+			}
+			continue
+		}
 		if m.Input != nil && k.input != nil {
 			_, _ = io.WriteString(k.input, *m.Input)
 		}

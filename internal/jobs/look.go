@@ -78,6 +78,10 @@ func Look(ctx context.Context, j *Job, o LookOptions) (View, error) {
 		seen.Matched = matchedTo
 	}
 
+	v.Running = j.Running()
+	if v.Running && !v.Waiting {
+		v.Waiting = j.waitingDrained()
+	}
 	size := logSize(j)
 	// While the job runs, a character or an escape sequence cut by the end
 	// of what has come so far waits for the next look, which shows it whole.
@@ -89,10 +93,6 @@ func Look(ctx context.Context, j *Job, o LookOptions) (View, error) {
 	v.NewBytes, v.Lines = size-seen.Offset, res.TotalLines
 	if res.Cut {
 		v.Cut = &res
-	}
-	v.Running = j.Running()
-	if v.Running && !v.Waiting {
-		v.Waiting = j.WaitingForInput()
 	}
 	var b strings.Builder
 	b.WriteString(text)
@@ -154,9 +154,9 @@ func (j *Job) wait(ctx context.Context, from int64, o LookOptions) (matched, wai
 		if m.match(j) {
 			return true, false, m.at
 		}
-		if time.Since(lastGrowth) >= quietBeforeWaiting && j.WaitingForInput() {
-			// What it printed before it sat down to read may have reached
-			// the log since the match above: the match wins.
+		if time.Since(lastGrowth) >= quietBeforeWaiting && j.waitingDrained() {
+			// What it printed before it sat down to read is in the log now,
+			// which the match above may not have seen: the match wins.
 			if m.match(j) {
 				return true, false, m.at
 			}
@@ -172,6 +172,14 @@ func (j *Job) wait(ctx context.Context, from int64, o LookOptions) (matched, wai
 		case <-time.After(min(pollEvery, left)):
 		}
 	}
+}
+
+// waitingDrained reports whether the job waits for input, decided only
+// once everything it wrote before it sat down to read is in its log: the
+// keeper may not have copied its last line yet when a look sees it
+// blocked. A job the keeper cannot answer for in time is not said to wait.
+func (j *Job) waitingDrained() bool {
+	return j.WaitingForInput() && j.Drained(2*time.Second) && j.WaitingForInput()
 }
 
 // logSize is how much of the job's output its log holds.
