@@ -191,18 +191,26 @@ func logSize(j *Job) int64 {
 	return fi.Size()
 }
 
-// maxMatchText bounds the cleaned text a look keeps to match Until against:
-// the newest of it.
+// maxMatchText is how far back in what was shown until looks, in the
+// log's bytes: what the call that started the job showed counts.
 const maxMatchText = 1 << 20
 
-// matcher matches Until against the job's new output as it comes.
+// maxMatchLine bounds a line until is matched against: the first
+// maxMatchLine bytes of a longer one.
+const maxMatchLine = 64 << 10
+
+// matcher matches Until against the job's new output as it comes, a line
+// at a time (and the line being written, such as a prompt with no line
+// end), reading the log in blocks: its memory is a block and a line,
+// whatever the log holds.
 type matcher struct {
-	re   *regexp.Regexp
-	at   int64 // the log's bytes cleaned so far
-	raw  bool
-	text []byte
-	cl   *clean.Cleaner
-	buf  bytes.Buffer
+	re    *regexp.Regexp
+	at    int64 // the log's bytes cleaned so far
+	raw   bool
+	cl    *clean.Cleaner
+	buf   bytes.Buffer // cleaned text not matched yet: part of a line at most
+	skip  bool         // the line in buf was matched at its bound: drop it to its end
+	block []byte
 }
 
 func (m *matcher) match(j *Job) bool {
@@ -211,31 +219,66 @@ func (m *matcher) match(j *Job) bool {
 	}
 	if m.cl == nil {
 		m.cl = clean.New(&m.buf, m.raw)
+		m.block = make([]byte, blockSize)
 	}
-	size := logSize(j)
-	if size <= m.at {
-		return false
-	}
-	f, err := os.Open(j.Log())
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	n, _ := io.Copy(m.cl, io.NewSectionReader(f, m.at, size-m.at))
-	m.at += n
-	m.text = append(m.text, m.buf.Bytes()...)
-	m.text = append(m.text, m.cl.Pending()...) // a prompt has no line end
-	m.buf.Reset()
-	matched := m.re.Match(m.text)
-	m.text = m.text[:len(m.text)-len(m.cl.Pending())]
-	if len(m.text) > maxMatchText {
-		cutAt := len(m.text) - maxMatchText
-		if i := bytes.IndexByte(m.text[cutAt:], '\n'); i >= 0 {
-			cutAt += i + 1
+	if size := logSize(j); size > m.at {
+		f, err := os.Open(j.Log())
+		if err != nil {
+			return false
 		}
-		m.text = append(m.text[:0], m.text[cutAt:]...)
+		defer f.Close()
+		for m.at < size {
+			n, err := f.ReadAt(m.block[:min(int64(len(m.block)), size-m.at)], m.at)
+			m.at += int64(n)
+			_, _ = m.cl.Write(m.block[:n])
+			if m.lines() {
+				return true
+			}
+			if err != nil || n == 0 {
+				break
+			}
+		}
 	}
-	return matched
+	pending := m.cl.Pending()
+	return !m.skip && m.re.Match(append(m.buf.Bytes(), pending[:min(len(pending), maxMatchLine)]...))
+}
+
+// blockSize is how much of the log a matcher reads at a time.
+const blockSize = 64 << 10
+
+// lines matches each whole line the cleaner has written, and keeps what
+// is left of a line, up to maxMatchLine, for the next block.
+func (m *matcher) lines() bool {
+	b := m.buf.Bytes()
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break
+		}
+		line := b[:min(i, maxMatchLine)]
+		b = b[i+1:]
+		if !m.skip && m.re.Match(line) {
+			m.buf.Reset()
+			m.skip = false
+			return true
+		}
+		m.skip = false
+	}
+	if len(b) >= maxMatchLine && !m.skip {
+		matched := m.re.Match(b[:maxMatchLine])
+		m.skip, b = true, nil
+		if matched {
+			m.buf.Reset()
+			return true
+		}
+	}
+	if m.skip {
+		b = nil
+	}
+	rest := append([]byte(nil), b...)
+	m.buf.Reset()
+	m.buf.Write(rest)
+	return false
 }
 
 // render cleans and cuts the log's bytes from..to, as shell does a
