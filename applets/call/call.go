@@ -60,7 +60,7 @@ func Command() *cli.Command {
 				return misuse(err)
 			}
 			defer r.Close()
-			if err := cmdline.ConfineSelf(c, r); err != nil {
+			if err := cmdline.CheckConfine(c, r); err != nil {
 				return misuse(err)
 			}
 			data, err := input.Read(os.Stdin)

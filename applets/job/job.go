@@ -184,7 +184,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	}
 	switch {
 	case stop:
-		if err := j.Stop(""); err != nil && !errors.Is(err, jobs.ErrEnded) {
+		if err := j.Stop(nil); err != nil && !errors.Is(err, jobs.ErrEnded) {
 			return outcome.Failure("job %s: %s", id, err)
 		}
 	case sig != 0:
@@ -201,7 +201,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	}
 	d.Running, d.Waiting, d.OutputBytes, d.Log = v.Running, v.Waiting, v.NewBytes, v.Log
 	d.ExitCode, d.Signal, d.SignalName = v.Ending.Code, v.Ending.Signal, v.Ending.SignalName
-	d.TimedOut, d.Stopped, d.Resources = j.Status.Stopped == jobs.StopTimeout, j.Status.Stopped, j.Status.Resources
+	d.TimedOut, d.Stopped, d.Resources = j.Status.Stopped.TimedOut(), j.Status.Stopped.Name(), j.Status.Resources
 	if v.Cut != nil {
 		d.Cut = v.Cut.Details("")
 	}
@@ -254,7 +254,7 @@ func stopAll() outcome.Outcome {
 		if !j.Running() {
 			continue
 		}
-		if err := j.Stop("toolkit job --stop-all"); err != nil && !errors.Is(err, jobs.ErrEnded) {
+		if err := j.Stop(&proc.Cause{Kind: proc.Asked, By: "toolkit job --stop-all"}); err != nil && !errors.Is(err, jobs.ErrEnded) {
 			failed = append(failed, j.ID+": "+err.Error())
 			continue
 		}

@@ -72,9 +72,7 @@ func Command(version string) *cli.Command {
 				return cmdline.Misuse(c, err, Usage)
 			}
 			defer r.Close()
-			// With --confine, the server too: one policy for it, the file
-			// tools it runs in itself, and the commands.
-			if err := cmdline.ConfineSelf(c, r); err != nil {
+			if err := cmdline.CheckConfine(c, r); err != nil {
 				return cmdline.Misuse(c, err, Usage)
 			}
 			exe, err := os.Executable()
@@ -201,7 +199,7 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) e
 				s.once.Do(func() { close(s.again) })
 				continue
 			}
-			s.stop(cmdline.SignalCause{Name: signalName(sig)})
+			s.stop(cmdline.Signalled(signalName(sig)))
 			go func() {
 				// Answered, the calls are over: so is the session.
 				s.calls.Wait()
@@ -222,10 +220,8 @@ func signalName(sig os.Signal) string {
 // stopSignal is the signal that stops a child for why its call ends: the
 // one the server received, SIGTERM for a cancelled call.
 func stopSignal(why error) syscall.Signal {
-	var sig cmdline.SignalCause
-	switch {
-	case errors.As(why, &sig):
-		if s := unix.SignalNum(sig.Name); s != 0 {
+	if c := proc.CauseOf(why); c != nil && c.Kind == proc.Signalled {
+		if s := unix.SignalNum(c.By); s != 0 {
 			return s
 		}
 	}
@@ -313,7 +309,7 @@ func (s *Server) stopJobs() {
 	for _, id := range ids {
 		wg.Go(func() {
 			if j, err := jobs.Open(id); err == nil && j.Running() {
-				_ = j.Stop("the MCP session that started it ended")
+				_ = j.Stop(&proc.Cause{Kind: proc.Asked, By: "the MCP session that started it ended"})
 			}
 		})
 	}

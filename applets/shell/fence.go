@@ -45,10 +45,7 @@ func fenceFor(a Args, h Options) (fence, []string, error) {
 	if h.Root != nil {
 		rootDir = h.Root.Dir()
 	}
-	// toolkit's own process first: its writes are the root's, the state
-	// directory's, its temporary files' and the host's writable ones. It
-	// refuses --confine without a root.
-	if err := confine.HostSelf(f.mode, rootDir, h.Writable); err != nil {
+	if err := confine.HostCheck(f.mode, rootDir); err != nil {
 		return f, nil, err
 	}
 	f.abi = confine.ABI()

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"toolkit/internal/cmdline"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
 )
 
 // backgroundWait is how long a background start shows the command's first
@@ -84,7 +84,7 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	if err == nil && v.Running && ctx.Err() != nil {
 		// A signal to toolkit or a cancelled call, before the call could
 		// say which job the command runs as: it stops with the call.
-		_ = j.Stop(stopWhy(context.Cause(ctx)))
+		_ = j.Stop(proc.CauseOf(context.Cause(ctx)))
 		rest, lerr := jobs.Look(context.Background(), j, jobs.LookOptions{MaxOutput: h.MaxOutput, Raw: h.Raw})
 		if lerr == nil {
 			rest.Text = v.Text[:len(v.Text)-len(running)-1] + rest.Text
@@ -104,7 +104,7 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 		ExitCode:    v.Ending.Code,
 		Signal:      v.Ending.Signal,
 		SignalName:  v.Ending.SignalName,
-		TimedOut:    j.Status.Stopped == jobs.StopTimeout,
+		TimedOut:    j.Status.Stopped.TimedOut(),
 		Resources:   j.Status.Resources,
 	}
 	d.OutputLines = v.Lines
@@ -127,25 +127,11 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	if h.ExitLikeCommand {
 		code := 0
 		if !v.Running {
-			code = exitStatus(v.Ending, d.TimedOut)
+			code = proc.ExitStatus(v.Ending, j.Status.Stopped)
 		}
 		o.Status = &code
 	}
 	return o
-}
-
-// stopWhy words the cause of a call's end for the job it stops.
-func stopWhy(cause error) string {
-	var sig cmdline.SignalCause
-	switch {
-	case errors.As(cause, &sig):
-		return "toolkit received " + sig.Name
-	case errors.Is(cause, context.Canceled):
-		return "the call was cancelled"
-	case errors.Is(cause, errOutputClosed):
-		return "its output was closed"
-	}
-	return "the call ended"
 }
 
 // withTerm gives a command on a terminal a terminal's TERM, unless the

@@ -1,14 +1,7 @@
 package shell
 
 import (
-	"context"
-	"errors"
 	"fmt"
-
-	"toolkit/internal/cmdline"
-	"toolkit/internal/cut"
-	"toolkit/internal/jobs"
-	"toolkit/internal/proc"
 )
 
 // background is what happened to processes that outlived the command.
@@ -44,33 +37,8 @@ func (b background) note() string {
 
 // stopNote is the line that says why and how the command was stopped.
 func (r *run) stopNote() string {
-	var what string
-	var sig cmdline.SignalCause
-	var over *proc.OverLimit
-	switch {
-	case r.why == nil:
+	if r.why == nil {
 		return ""
-	case errors.As(r.why, &over):
-		return "[stopped: " + over.Said() + "]"
-	case errors.Is(r.why, errTimeout):
-		what = "timed out after " + cut.Seconds(r.timeout)
-	case errors.Is(r.why, errIdle):
-		what = "stopped after " + cut.Seconds(r.idle) + " without output"
-	case errors.As(r.why, &sig):
-		what = "stopped: toolkit received " + sig.Name
-	case errors.Is(r.why, context.Canceled):
-		what = "stopped: the call was cancelled"
-	default:
-		what = "stopped: " + r.why.Error()
 	}
-	return jobs.StopNote(what, r.stop, r.h.Limits.Grace, r.again)
-}
-
-// exitStatus is toolkit's exit status under --status: the command's, or 124
-// when toolkit stopped it for its time or its silence.
-func exitStatus(e proc.Ending, timedOut bool) int {
-	if timedOut {
-		return 124
-	}
-	return e.Status()
+	return r.why.Note(r.stop, r.h.Limits.Grace, r.again)
 }

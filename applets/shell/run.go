@@ -2,7 +2,6 @@ package shell
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"toolkit/internal/cmdline"
 	"toolkit/internal/confine"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
@@ -19,8 +17,8 @@ import (
 )
 
 // Run runs one command and returns its outcome. Cancelling ctx stops the
-// command as a timeout does; its cause (a cmdline.SignalCause, or
-// context.Canceled) is said in the text.
+// command as a timeout does; its cause (a proc.Cause, or context.Canceled)
+// is said in the text.
 func Run(ctx context.Context, a Args) outcome.Outcome {
 	h := a.Host.withDefaults()
 	if (a.Rows != nil || a.Cols != nil) && !a.TTY {
@@ -62,8 +60,9 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		DurationMS:  time.Since(started).Milliseconds(),
 		OutputBytes: out.rawBytes,
 		OutputLines: res.cut.TotalLines,
-		TimedOut:    errors.Is(r.why, errTimeout),
-		IdleOut:     errors.Is(r.why, errIdle),
+		TimedOut:    r.why != nil && r.why.Kind == proc.Timeout,
+		IdleOut:     r.why != nil && r.why.Kind == proc.Idle,
+		Stopped:     r.why.Name(),
 		Background:  []int{},
 		Resources:   r.usage.Resources(),
 	}
@@ -83,16 +82,6 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		if note := sess.finish(dir, &d); note != "" {
 			notes = append(notes, note)
 		}
-	}
-	var sig cmdline.SignalCause
-	var over *proc.OverLimit
-	switch {
-	case errors.As(r.why, &sig):
-		d.Stopped = sig.Name
-	case errors.Is(r.why, context.Canceled):
-		d.Stopped = "cancelled"
-	case errors.As(r.why, &over):
-		d.Stopped = over.What + " limit" // "memory limit", "process limit"
 	}
 	end := proc.EndingOfState(r.state)
 	d.ExitCode, d.Signal, d.SignalName = end.Code, end.Signal, end.SignalName
@@ -116,7 +105,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	o.Epilogue = epilogue.String()
 	o.Streamed = h.Live != nil
 	if h.ExitLikeCommand {
-		code := exitStatus(end, d.TimedOut || d.IdleOut)
+		code := proc.ExitStatus(end, r.why)
 		o.Status = &code
 	}
 	return o
@@ -135,7 +124,7 @@ type run struct {
 	usage    proc.Usage // what the command used, once the loop is over
 
 	state *os.ProcessState // how the command ended, once it has
-	why   error            // why toolkit stopped it, if it did
+	why   *proc.Cause      // why toolkit stopped it, if it did
 	again string           // the signal after which the stop skipped its grace
 	stop  proc.StopResult
 	bg    background
@@ -223,7 +212,7 @@ func (r *run) loop(parent context.Context) {
 	// last two are timers the loop stops once the command has ended.
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	deadline := time.AfterFunc(r.timeout, func() { cancel(errTimeout) })
+	deadline := time.AfterFunc(r.timeout, func() { cancel(&proc.Cause{Kind: proc.Timeout, After: r.timeout}) })
 	defer deadline.Stop()
 	// The watch samples what the tree uses, and stops it at a limit.
 	watch := proc.StartWatch(r.Tree, r.limits, func(over error) { cancel(over) })
@@ -286,9 +275,9 @@ func (r *run) loop(parent context.Context) {
 				idle.Reset(r.idle - since)
 				continue
 			}
-			cancel(errIdle)
+			cancel(&proc.Cause{Kind: proc.Idle, After: r.idle})
 		case <-stopC:
-			r.why = context.Cause(ctx)
+			r.why = proc.CauseOf(context.Cause(ctx))
 			beginStop(stopTree)
 		case sig := <-r.h.Again:
 			if stopping {

@@ -38,7 +38,6 @@ package shell
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -282,14 +281,10 @@ func options(s cmdline.Settings) (Options, error) {
 	}, nil
 }
 
-// Why a command was stopped: the cause of the call's stop context. A
-// signal to toolkit is a cmdline.SignalCause, a cancelled call (toolkit mcp)
-// context.Canceled.
-var (
-	errTimeout      = errors.New("timed out")
-	errIdle         = errors.New("without output")
-	errOutputClosed = errors.New("its output was closed")
-)
+// errOutputClosed is the cause of a call's stop when its output was closed
+// under it; a timeout's, an idle stop's, a signal's and a cancel's are
+// proc.Causes too.
+var errOutputClosed = &proc.Cause{Kind: proc.OutputClosed}
 
 // Description tells a model when to use shell and what it returns.
 const Description = `Run a command in the sandbox with /bin/sh -c, and get its output and how it ended. Use it to build, test, run programs, search (grep, find), use git, and anything else a shell does.

@@ -24,6 +24,7 @@ import (
 	"toolkit/internal/confine"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
 	"toolkit/internal/replace"
 	"toolkit/internal/root"
 )
@@ -51,19 +52,13 @@ type Host struct {
 	Mode   outcome.Mode
 	Stdout io.Writer
 	// Signals carries the signals toolkit receives after the first, which
-	// cancels the call's context with a SignalCause.
+	// cancels the call's context with a proc.Cause.
 	Signals <-chan os.Signal
 	// Details says the host takes the Outcome's details (--json, or toolkit
 	// mcp's structured content): facts that cost work to find, such as a
 	// whole file's sha256, are found.
 	Details bool
 }
-
-// SignalCause is the cause of a call's context that a signal to toolkit
-// cancelled.
-type SignalCause struct{ Name string }
-
-func (s SignalCause) Error() string { return "toolkit received " + s.Name }
 
 // Applet describes an applet for the command line and for in-process calls.
 type Applet[A any] struct {
@@ -259,7 +254,7 @@ func OpenRoot(c *cli.Context) (*root.Root, error) {
 }
 
 // SignalContext is a context that the first SIGTERM, SIGINT or SIGHUP
-// cancels with a SignalCause, and a channel that carries the ones after it.
+// cancels with a proc.Cause, and a channel that carries the ones after it.
 func SignalContext() (context.Context, func(), <-chan os.Signal) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 4)
@@ -273,7 +268,7 @@ func SignalContext() (context.Context, func(), <-chan os.Signal) {
 			case s := <-sigs:
 				if first {
 					first = false
-					cancel(SignalCause{Name: unix.SignalName(s.(syscall.Signal))})
+					cancel(Signalled(unix.SignalName(s.(syscall.Signal))))
 					continue
 				}
 				select {
@@ -286,6 +281,12 @@ func SignalContext() (context.Context, func(), <-chan os.Signal) {
 		}
 	}()
 	return ctx, func() { signal.Stop(sigs); close(done); cancel(nil) }, again
+}
+
+// Signalled is the cause of a call's stop that a signal to toolkit (its
+// name: SIGTERM) is.
+func Signalled(name string) *proc.Cause {
+	return &proc.Cause{Kind: proc.Signalled, By: name, Whom: "toolkit"}
 }
 
 // IsTerminal reports whether f is a terminal.
@@ -376,7 +377,7 @@ func (ap Applet[A]) inputError(err error, in inputMode) outcome.Outcome {
 }
 
 // Confine and Writable are the host's confinement of commands, which shell
-// takes and the presenters apply to themselves (ConfineSelf).
+// takes and the presenters check as they start (CheckConfine).
 var (
 	Confine = &Setting[string]{Name: "confine", Env: "TOOLKIT_CONFINE", Person: "false", Switch: []string{"true", "false", "require"},
 		Usage: "confine commands with Landlock: true (where the kernel can; --confine alone), require (refuse where it cannot) or false; needs --root"}
@@ -389,12 +390,10 @@ func HostConfine(s Settings) (confine.Mode, []string, error) {
 	return confine.HostFlags(Confine.Get(s), Writable.Get(s))
 }
 
-// ConfineSelf applies the host's --confine and --writable (settings s) to
-// this process, toolkit mcp's or toolkit call's, as confine.HostSelf says:
-// the file tools it runs in itself, and the commands it starts, are then
-// under one policy.
-func ConfineSelf(s Settings, r *root.Root) error {
-	mode, writable, err := HostConfine(s)
+// CheckConfine checks the host's --confine and --writable (settings s) for
+// toolkit mcp and toolkit call as they start, as confine.HostCheck says.
+func CheckConfine(s Settings, r *root.Root) error {
+	mode, _, err := HostConfine(s)
 	if err != nil {
 		return err
 	}
@@ -402,5 +401,5 @@ func ConfineSelf(s Settings, r *root.Root) error {
 	if r != nil {
 		dir = r.Dir()
 	}
-	return confine.HostSelf(mode, dir, writable)
+	return confine.HostCheck(mode, dir)
 }

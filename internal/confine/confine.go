@@ -21,7 +21,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -145,30 +144,6 @@ func (p Policy) apply() error {
 	return cfg.BestEffort().Restrict(rules(p.Write)...)
 }
 
-// Self restricts toolkit's own process to writing under write, the
-// devices, and /proc (where it raises its commands' oom_score_adj): the
-// file applets are confined by os.Root already, and this holds them, the
-// keepers and the MCP server to the same policy. Signals are not scoped
-// here: a later call's toolkit must be able to stop an earlier call's job.
-//
-// Once a process: Landlock stacks at most 16 domains, and a second call
-// (a batch of toolkit call) would only narrow it to the same set.
-func Self(write []string) error {
-	self.Do(func() {
-		if ABI() == 0 {
-			return
-		}
-		cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS}
-		self.err = cfg.BestEffort().RestrictPaths(append(rules(write), landlock.RWDirs("/proc"))...)
-	})
-	return self.err
-}
-
-var self struct {
-	sync.Once
-	err error
-}
-
 // ParseWritable reads --writable: absolute directories, colon-separated.
 func ParseWritable(s string) ([]string, error) {
 	var dirs []string
@@ -192,11 +167,20 @@ func HostFlags(confine, writable string) (Mode, []string, error) {
 	return mode, dirs, err
 }
 
-// HostSelf applies the host's --confine to toolkit's own process (Self):
-// it may write under root, the state directory, $TMPDIR and writable.
-// --confine needs a root; with require, a kernel without Landlock is an
-// error.
-func HostSelf(mode Mode, rootDir string, writable []string) error {
+// HostCheck checks the host's --confine before any command runs under it:
+// it needs a root; with require, a kernel without Landlock is an error;
+// and the state directory must lie outside the root, where a command
+// could forge its jobs' records.
+//
+// toolkit's own process is not restricted: Landlock (to ABI 7) restricts a
+// process a thread at a time, and go-landlock restricts each of a Go
+// process's threads in a domain of its own. A command started from one
+// thread is then in a domain no other thread's is above, and those threads
+// may not read its /proc: toolkit lost the background processes of
+// confined commands (8 of 16 calls under load) and could not tell a
+// confined job waiting for input. The commands are confined; the file
+// tools are held to the root by os.Root.
+func HostCheck(mode Mode, rootDir string) error {
 	if mode == Off {
 		return nil
 	}
@@ -215,7 +199,7 @@ func HostSelf(mode Mode, rootDir string, writable []string) error {
 	if root.Within(st, rootDir) {
 		return fmt.Errorf("--confine: the state directory %s is inside the root, where a command could write its jobs' records; set TOOLKIT_STATE outside it", st)
 	}
-	return Self(append([]string{st, os.TempDir(), rootDir}, writable...))
+	return nil
 }
 
 // ErrNoRoot is --confine without --root.

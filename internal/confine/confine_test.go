@@ -71,20 +71,20 @@ func TestHeld(t *testing.T) {
 	}
 }
 
-// TestNoLandlockHook: the test hook hides Landlock, and HostSelf then
+// TestNoLandlockHook: the test hook hides Landlock, and HostCheck then
 // refuses require and lets true run unconfined.
 func TestNoLandlockHook(t *testing.T) {
 	t.Setenv("TOOLKIT_TEST_NO_LANDLOCK", "1")
 	if ABI() != 0 {
 		t.Fatal("the hook did not hide Landlock")
 	}
-	if err := HostSelf(Require, "/work", nil); err != errNoLandlock {
+	if err := HostCheck(Require, "/work"); err != errNoLandlock {
 		t.Errorf("require: %v", err)
 	}
-	if err := HostSelf(On, "/work", nil); err != nil {
+	if err := HostCheck(On, "/work"); err != nil {
 		t.Errorf("true: %v", err)
 	}
-	if err := HostSelf(On, "", nil); err == nil {
+	if err := HostCheck(On, ""); err == nil {
 		t.Error("no root: no error")
 	}
 }

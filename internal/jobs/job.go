@@ -175,7 +175,7 @@ func (j *Job) Refresh() error {
 		return err
 	}
 	j.stopOrphans()
-	j.Status.State, j.Status.Stopped, j.Status.Ended = Ended, StopKeeperDied, time.Now()
+	j.Status.State, j.Status.Stopped, j.Status.Ended = Ended, &proc.Cause{Kind: proc.KeeperDied}, time.Now()
 	return writeJSON(filepath.Join(j.Dir, "status.json"), j.Status)
 }
 
@@ -373,14 +373,14 @@ func (j *Job) Signal(sig syscall.Signal) error {
 }
 
 // Stop asks the keeper to stop the whole job, as a timeout does, and waits
-// until it has (the grace and a little more at most). why, when not "",
-// is what the job's end will say stopped it ("toolkit received SIGTERM").
-func (j *Job) Stop(why string) error {
+// until it has (the grace and a little more at most). why is what the
+// job's end will say stopped it (toolkit received SIGTERM); nil: asked.
+func (j *Job) Stop(why *proc.Cause) error {
 	if !j.Running() {
 		return ErrEnded
 	}
-	if why != "" {
-		_ = os.WriteFile(filepath.Join(j.Dir, "stop"), []byte(why), 0o600)
+	if why != nil {
+		_ = writeJSON(filepath.Join(j.Dir, "stop"), why)
 	}
 	if !j.keeperAlive() {
 		return j.Refresh()

@@ -91,13 +91,6 @@ const (
 	Ended   = "ended"
 )
 
-// Why a job was stopped, when it was.
-const (
-	StopTimeout    = "timeout"
-	StopAsked      = "stop"
-	StopKeeperDied = "keeper died"
-)
-
 // Status is how a job goes, as its keeper last wrote it.
 type Status struct {
 	State       string `json:"state"`
@@ -113,12 +106,11 @@ type Status struct {
 	Wait   *uint32   `json:"wait_status,omitempty"`
 	Exited time.Time `json:"exited,omitzero"`
 	Ended  time.Time `json:"ended,omitzero"`
-	// Stopped says why the job was stopped (StopTimeout, StopAsked,
-	// StopKeeperDied, or the signal the keeper received); Killed that
+	// Stopped says why the job was stopped, if it was; Killed that
 	// SIGKILL was needed; Left how many processes outlived even that.
-	Stopped string `json:"stopped,omitempty"`
-	Killed  bool   `json:"killed,omitempty"`
-	Left    int    `json:"left,omitempty"`
+	Stopped *proc.Cause `json:"stopped,omitempty"`
+	Killed  bool        `json:"killed,omitempty"`
+	Left    int         `json:"left,omitempty"`
 	// OutputBytes is how much the job wrote, known at its end; LogFull
 	// says the log stopped at MaxLog.
 	OutputBytes int64 `json:"output_bytes,omitempty"`

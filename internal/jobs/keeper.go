@@ -3,7 +3,6 @@ package jobs
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -189,7 +188,7 @@ func (k *keeper) run() {
 
 	stopped := make(chan proc.StopResult, 1)
 	stopping := false
-	stop := func(why string) {
+	stop := func(why *proc.Cause) {
 		if stopping {
 			return
 		}
@@ -203,9 +202,7 @@ func (k *keeper) run() {
 	for !(leaderDone && outputDone) {
 		select {
 		case err := <-over:
-			if ol, ok := errors.AsType[*proc.OverLimit](err); ok {
-				stop(ol.Said())
-			}
+			stop(proc.CauseOf(err))
 		case st := <-exited:
 			leaderDone, leaderEnd = true, st
 			ws, _ := st.Sys().(syscall.WaitStatus)
@@ -218,16 +215,14 @@ func (k *keeper) run() {
 		case <-outDone:
 			outputDone, outDone = true, nil
 		case <-lifetime.C:
-			stop(StopTimeout)
+			stop(&proc.Cause{Kind: proc.Timeout, After: time.Duration(k.spec.Lifetime)})
 		case s := <-sigs:
 			if s == StopSignal {
-				why := StopAsked
-				if b, err := os.ReadFile(filepath.Join(k.dir, "stop")); err == nil && len(b) > 0 {
-					why = string(b)
-				}
+				why := &proc.Cause{Kind: proc.Asked}
+				_ = readJSON(filepath.Join(k.dir, "stop"), why)
 				stop(why)
 			} else {
-				stop("its keeper received " + unix.SignalName(s.(syscall.Signal)))
+				stop(&proc.Cause{Kind: proc.Signalled, By: unix.SignalName(s.(syscall.Signal)), Whom: "its keeper"})
 			}
 		case res := <-stopped:
 			gotStopped = true

@@ -315,43 +315,13 @@ func render(j *Job, from, to int64, o LookOptions, hold bool) (text string, r cu
 	return b.String(), r, held, nil
 }
 
-// StopNote words a stop, a shell call's or a job's: what stopped it, then
-// how it went ("terminated", "killed after 5 s without an answer to
-// SIGTERM", "killed at once after a second SIGINT").
-func StopNote(what string, res proc.StopResult, grace time.Duration, again string) string {
-	how := "terminated"
-	switch {
-	case again != "":
-		how = "killed at once after a second " + again
-	case res.Killed:
-		how = "killed after " + cut.Seconds(grace) + " without an answer to SIGTERM"
-	}
-	if res.Left > 0 {
-		how += fmt.Sprintf("; %d processes did not die", res.Left)
-	}
-	return "[" + what + "; " + how + "]"
-}
-
 // endNotes are the lines that say how a job that ended was stopped, if it
 // was, and what its log could not keep.
 func (j *Job) endNotes() []string {
 	var notes []string
 	st := j.Status
-	if st.Stopped != "" && strings.Contains(st.Stopped, " limit ") {
-		// A fence: "memory limit 2048 MiB reached (peak 2051 MiB); 14
-		// processes stopped", as a shell call says it.
-		notes = append(notes, "[stopped: "+st.Stopped+"]")
-	} else if st.Stopped != "" {
-		what := "stopped: " + st.Stopped
-		switch st.Stopped {
-		case StopTimeout:
-			what = "timed out after " + cut.Seconds(time.Duration(j.Spec.Lifetime))
-		case StopAsked:
-			what = "stopped as asked"
-		case StopKeeperDied:
-			what = "its keeper died, so toolkit stopped what was left of it"
-		}
-		notes = append(notes, StopNote(what, proc.StopResult{Killed: st.Killed, Left: st.Left}, time.Duration(j.Spec.Grace), ""))
+	if st.Stopped != nil {
+		notes = append(notes, st.Stopped.Note(proc.StopResult{Killed: st.Killed, Left: st.Left}, time.Duration(j.Spec.Grace), ""))
 	}
 	if st.LogFull {
 		notes = append(notes, fmt.Sprintf("[the job wrote %s; its log kept the first %s]", cut.Size(st.OutputBytes), cut.Size(MaxLog)))
