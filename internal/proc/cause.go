@@ -118,7 +118,10 @@ func (c *Cause) Note(res StopResult, grace time.Duration, again string) string {
 	case res.Killed:
 		how = "killed after " + cut.Seconds(grace) + " without an answer to SIGTERM"
 	}
-	if res.Left > 0 {
+	switch {
+	case res.Left == 1:
+		how += "; 1 process did not die"
+	case res.Left > 1:
 		how += fmt.Sprintf("; %d processes did not die", res.Left)
 	}
 	return "[" + c.What() + "; " + how + "]"
