@@ -78,38 +78,14 @@ func shellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, error) 
 // (128+N for signal N; toolkit's 1 or 2 when the command was not run).
 func outcomeOf(o outcome.Outcome) shellOutcome {
 	code := func(n int) shellOutcome { return shellOutcome{Type: "exit", ExitCode: &n} }
-	d, ok := factsOf(o)
-	switch {
-	case o.Kind != outcome.Done || !ok:
+	switch c := o.Command; {
+	case o.Kind != outcome.Done || c == nil:
 		return code(o.ExitStatus())
-	case d.TimedOut || d.IdleOut:
+	case c.TimedOut:
 		return shellOutcome{Type: "timeout"}
+	default:
+		return code(c.Status)
 	}
-	return code(proc.Ending{Code: d.ExitCode, Signal: d.Signal}.Status())
-}
-
-// shellFacts are the facts of a shell call that call reads: from the
-// details every host sees in shell's --json object, not from shell's own Go
-// type, since call reaches the applets through the registry alone.
-type shellFacts struct {
-	ExitCode   *int  `json:"exit_code"`
-	Signal     *int  `json:"signal"`
-	TimedOut   bool  `json:"timed_out"`
-	IdleOut    bool  `json:"idle_out"`
-	DurationMS int64 `json:"duration_ms"`
-}
-
-// factsOf reads a shell call's facts from its outcome's details.
-func factsOf(o outcome.Outcome) (shellFacts, bool) {
-	var f shellFacts
-	if o.Details == nil {
-		return f, false
-	}
-	b, err := json.Marshal(o.Details)
-	if err != nil || json.Unmarshal(b, &f) != nil {
-		return f, false
-	}
-	return f, true
 }
 
 // localShellAction is a local_shell_call's action.
@@ -156,8 +132,8 @@ func localShellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, er
 	o := runTool(ctx, "shell", marshal(args), h)
 	oc := outcomeOf(o)
 	meta := map[string]any{"exit_code": oc.ExitCode, "timed_out": oc.Type == "timeout"}
-	if d, ok := factsOf(o); ok {
-		meta["duration_seconds"] = float64(d.DurationMS) / 1000
+	if o.Command != nil {
+		meta["duration_seconds"] = float64(o.Command.Duration.Milliseconds()) / 1000
 	}
 	out := marshal(map[string]any{"output": o.ModelText(), "metadata": meta})
 	return localShellCallOutput{Type: "local_shell_call_output", ID: b.CallID, Output: string(out)}, o.Kind != outcome.Done, nil

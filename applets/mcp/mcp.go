@@ -380,30 +380,23 @@ func (s *Server) child(ctx context.Context, t applets.Tool, args []byte) *sdk.Ca
 		}
 	}()
 	err = p.Wait()
-	var o map[string]json.RawMessage
-	if jerr := json.Unmarshal(stdout.Bytes(), &o); jerr != nil {
+	o, perr := outcome.Parse(bytes.TrimSpace(stdout.Bytes()))
+	if perr != nil {
 		why := strings.TrimSpace(stderr.String())
 		if why == "" && err != nil {
 			why = err.Error()
 		}
 		return result(outcome.Failure("toolkit %s ended without an answer (%s)", t.Name, why))
 	}
-	var ok bool
-	var text, job string
-	_ = json.Unmarshal(o["ok"], &ok)
-	if json.Unmarshal(o["job"], &job) == nil && job != "" {
-		s.noteJob(job)
+	if raw, ok := o.Details.(json.RawMessage); ok {
+		var d struct {
+			Job string `json:"job"`
+		}
+		if json.Unmarshal(raw, &d) == nil && d.Job != "" {
+			s.noteJob(d.Job)
+		}
 	}
-	if ok {
-		_ = json.Unmarshal(o["text"], &text)
-	} else {
-		_ = json.Unmarshal(o["error"], &text)
-	}
-	return &sdk.CallToolResult{
-		Content:           []sdk.Content{&sdk.TextContent{Text: text}},
-		IsError:           !ok,
-		StructuredContent: json.RawMessage(bytes.TrimSpace(stdout.Bytes())),
-	}
+	return result(o)
 }
 
 // result turns an Outcome into a tools/call result.

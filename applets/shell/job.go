@@ -124,6 +124,10 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 		text = strings.Join(notes, "\n") + "\n" + text
 	}
 	o := outcome.Success(text, d)
+	o.Command = &outcome.CommandEnd{TimedOut: j.Status.Stopped.TimedOut(), Running: v.Running, Duration: time.Since(started)}
+	if !v.Running {
+		o.Command.Status = v.Ending.Status()
+	}
 	if h.ExitLikeCommand {
 		code := 0
 		if !v.Running {

@@ -104,6 +104,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	o := outcome.Success(text.String(), d)
 	o.Epilogue = epilogue.String()
 	o.Streamed = h.Live != nil
+	o.Command = &outcome.CommandEnd{Status: end.Status(), TimedOut: r.why.TimedOut(), Duration: time.Since(started)}
 	if h.ExitLikeCommand {
 		code := proc.ExitStatus(end, r.why)
 		o.Status = &code

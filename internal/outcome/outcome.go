@@ -19,6 +19,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Kind says which of the three results an Outcome is.
@@ -61,6 +64,18 @@ type Outcome struct {
 	// picture or a document. --json carries it as {media_type, data}; MCP
 	// and toolkit call as the block each protocol has for it.
 	Media *Media
+	// Command, for a call that ran a command (shell), is how it ended,
+	// typed for the presenters that speak of it (toolkit call's
+	// shell_call), which would otherwise read it back from the details.
+	Command *CommandEnd
+}
+
+// CommandEnd is how a command a call ran ended.
+type CommandEnd struct {
+	Status   int           // as a shell gives it: its code, 128+N for signal N
+	TimedOut bool          // toolkit stopped it for its time or its silence
+	Running  bool          // it has not ended: it goes on as a job
+	Duration time.Duration // how long the call ran it
 }
 
 // Media is a picture or a document, its bytes as they are sent.
@@ -229,4 +244,64 @@ func Marshal(v any) []byte {
 		return []byte(`null`)
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// Parse reads an Outcome back from its --json object (JSON), as toolkit
+// mcp reads the answer of a call it ran as a child toolkit: ok, text or
+// error, usage and media, and the details, the object's other members in
+// their order, kept as they were written.
+func Parse(b []byte) (Outcome, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return Outcome{}, fmt.Errorf("not a JSON object")
+	}
+	var o Outcome
+	var ok, usage bool
+	details := []byte{'{'}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return Outcome{}, err
+		}
+		name := tok.String() // before the next read voids tok
+		val, err := dec.ReadValue()
+		if err != nil {
+			return Outcome{}, err
+		}
+		switch name {
+		case "ok":
+			err = json.Unmarshal(val, &ok)
+		case "text":
+			err = json.Unmarshal(val, &o.Text)
+		case "error":
+			err = json.Unmarshal(val, &o.Message)
+		case "usage":
+			err = json.Unmarshal(val, &usage)
+		case "media":
+			var m mediaJSON
+			if err = json.Unmarshal(val, &m); err == nil {
+				o.Media = &Media{Type: m.MediaType, Data: m.Data}
+			}
+		default:
+			if len(details) > 1 {
+				details = append(details, ',')
+			}
+			details = append(append(append(details, Marshal(name)...), ':'), val...)
+		}
+		if err != nil {
+			return Outcome{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	switch {
+	case ok:
+		o.Kind = Done
+	case usage:
+		o.Kind = UsageError
+	default:
+		o.Kind = ToolError
+	}
+	if len(details) > 1 {
+		o.Details = json.RawMessage(append(details, '}'))
+	}
+	return o, nil
 }

@@ -48,3 +48,33 @@ func TestNoApplet(t *testing.T) {
 		t.Fatalf("got %q", stderr.String())
 	}
 }
+
+// TestParse: an outcome read back from its --json object, as toolkit mcp
+// reads a child's answer, prints the same object again, its details in
+// their order; a usage error and a picture come back as what they were.
+func TestParse(t *testing.T) {
+	for _, o := range []Outcome{
+		Success("hi\n[exit 0]\n", struct {
+			Z    int    `json:"z"`
+			A    string `json:"a"`
+			Null *int   `json:"null"`
+		}{3, "<&>", nil}),
+		Success("x", nil),
+		Failure("x.txt: no such file"),
+		Misuse("bad \"input\""),
+		{Kind: Done, Text: "[image]", Media: &Media{Type: "image/png", Data: []byte{0x89, 'P', 0}}},
+	} {
+		got, err := Parse(o.JSON())
+		if err != nil {
+			t.Fatalf("%s: %v", o.JSON(), err)
+		}
+		if string(got.JSON()) != string(o.JSON()) || got.Kind != o.Kind || got.ExitStatus() != o.ExitStatus() {
+			t.Errorf("%s came back as %s (kind %v)", o.JSON(), got.JSON(), got.Kind)
+		}
+	}
+	for _, bad := range []string{``, `[]`, `{"ok":1}`, `{"ok":true`} {
+		if _, err := Parse([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
