@@ -3,15 +3,11 @@ package call
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"fmt"
 	"strings"
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
-	"toolkit/internal/replace"
-	"toolkit/internal/text"
 )
 
 // The names Anthropic's built-in tools are called by.
@@ -138,62 +134,10 @@ var editorTerms = strings.NewReplacer(
 	", or set replace_all", "",
 )
 
-// insert puts text in as lines of their own after line n of the file (0:
-// before the first), in the file's line endings, and writes it as write
-// does, only if the file is still as it was read.
+// insert is the text editor's insert: an edit that puts the text in as
+// lines of their own after line n (0: before the first).
 func insert(ctx context.Context, path string, n int, ins string, h cmdline.Host) outcome.Outcome {
-	r := h.Root
-	target, err := r.Resolve(path)
-	if err != nil {
-		return outcome.Failure("%s: %s", path, replace.Reason(err))
-	}
-	old, err := replace.ReadWhole(r, target)
-	if err != nil {
-		return outcome.Failure("%s: %s", path, replace.Reason(err))
-	}
-	enc, err := text.Binary(old[:min(len(old), text.SniffSize)], int64(len(old)))
-	switch {
-	case err != nil:
-		return outcome.Failure("%s: %s; nothing inserted", path, err)
-	case enc.Unit != 0:
-		return outcome.Failure("%s: %s text: insert takes UTF-8; use str_replace", path, enc.Name)
-	}
-	lines := text.LineCount(old)
-	if n < 0 || n > lines {
-		return outcome.Misuse("input: insert_line %d is not a line of the file, which has %d (0 inserts before the first)", n, lines)
-	}
-	eol := "\n"
-	if bytes.Contains(old, []byte("\r\n")) {
-		eol = "\r\n"
-	}
-	at := enc.BOM // a UTF-8 BOM stays first
-	for range n {
-		i := bytes.IndexByte(old[at:], '\n')
-		if i < 0 {
-			at = len(old)
-			break
-		}
-		at += i + 1
-	}
-	// The lines inserted take the file's line ends, every one of them.
-	piece := strings.ReplaceAll(strings.ReplaceAll(ins, "\r\n", "\n"), "\n", eol)
-	if !strings.HasSuffix(piece, eol) {
-		piece += eol
-	}
-	if at == len(old) && len(old) > 0 && old[len(old)-1] != '\n' {
-		// After a last line without its end: the end goes before the new
-		// lines, and they end as the file did.
-		piece = eol + piece[:len(piece)-len(eol)]
-	}
-	content := make([]byte, 0, len(old)+len(piece))
-	content = append(append(append(content, old[:at]...), piece...), old[at:]...)
-	was := replace.SHA256(old)
-	// In base64: the file's bytes as they are, UTF-8 or not.
-	o := runTool(ctx, "write", marshal(map[string]any{"path": path, "content": base64.StdEncoding.EncodeToString(content), "encoding": "base64", "if_match": was}), h)
-	if o.Kind == outcome.Done {
-		o.Text = fmt.Sprintf("inserted after line %d: %s", n, o.Text)
-	}
-	return o
+	return runTool(ctx, "edit", marshal(map[string]any{"path": path, "edits": []any{map[string]any{"insert_line": n, "new_text": ins}}}), h)
 }
 
 // orEmpty is data, or an empty object when the block had no input.

@@ -19,6 +19,9 @@ const maxListed = 10
 
 // apply applies edit e, the ith.
 func (ed *editor) apply(i int, e Edit) (EditResult, error) {
+	if e.InsertLine != nil {
+		return ed.insert(i, *e.InsertLine, e.NewText)
+	}
 	old, new := []byte(e.OldText), []byte(e.NewText)
 	level, spans := match.Find(ed.text, old)
 	switch {
@@ -79,6 +82,61 @@ func (ed *editor) apply(i int, e Edit) (EditResult, error) {
 }
 
 var nl = []byte{'\n'}
+
+// errBeyond is an insert_line past the text's last line: the input's
+// fault.
+type errBeyond struct{ i, line, lines int }
+
+func (e *errBeyond) Error() string {
+	return fmt.Sprintf("edits[%d]: insert_line %d is not a line of the file, which has %d (0 inserts before the first)", e.i, e.line, e.lines)
+}
+
+// insert puts ins in as lines of their own after line n of the text (0:
+// before the first), every one ending as the text's lines do ("\r\n" in
+// a CRLF text), as the text editor tool's insert does.
+func (ed *editor) insert(i, n int, ins string) (EditResult, error) {
+	lines := bytes.Count(ed.text, nl)
+	if len(ed.text) > 0 && ed.text[len(ed.text)-1] != '\n' {
+		lines++
+	}
+	if n > lines {
+		return EditResult{}, &errBeyond{i, n, lines}
+	}
+	eol := "\n"
+	if bytes.Contains(ed.text, []byte("\r\n")) {
+		eol = "\r\n"
+	}
+	at := 0
+	for range n {
+		k := bytes.IndexByte(ed.text[at:], '\n')
+		if k < 0 {
+			at = len(ed.text)
+			break
+		}
+		at += k + 1
+	}
+	piece := strings.ReplaceAll(strings.ReplaceAll(ins, "\r\n", "\n"), "\n", eol)
+	if !strings.HasSuffix(piece, eol) {
+		piece += eol
+	}
+	if at == len(ed.text) && at > 0 && ed.text[at-1] != '\n' {
+		// After a last line without its end: the end goes before the new
+		// lines, and they end as the text did.
+		piece = eol + piece[:len(piece)-len(eol)]
+	}
+	came := strings.Count(piece, "\n")
+	res := EditResult{Index: i, Matched: "insert", Replacements: 1, FirstLine: n + 1, LastLine: n + came}
+	for r := range ed.ranges {
+		if ed.ranges[r].FirstLine > n {
+			ed.ranges[r].FirstLine += came
+			ed.ranges[r].LastLine += came
+		}
+	}
+	out := make([]byte, 0, len(ed.text)+len(piece))
+	ed.text = append(append(append(out, ed.text[:at]...), piece...), ed.text[at:]...)
+	ed.ranges = append(ed.ranges, res)
+	return res, nil
+}
 
 // lineOf is the line, from 1, that offset at is on.
 func lineOf(text []byte, at int) int {

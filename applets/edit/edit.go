@@ -54,11 +54,13 @@ type Args struct {
 	Host Options `json:"-"`
 }
 
-// Edit is one change.
+// Edit is one change: old_text replaced, or, with insert_line, new_text
+// put in as lines of their own.
 type Edit struct {
-	OldText    string `json:"old_text" check:"required,nonempty" desc:"The text to replace, quoted from the file (without read's line numbers): enough lines around the change to be found in one place only."`
+	OldText    string `json:"old_text,omitempty" desc:"The text to replace, quoted from the file (without read's line numbers): enough lines around the change to be found in one place only. Required unless insert_line is given."`
 	NewText    string `json:"new_text" check:"required" desc:"What to put in its place."`
 	ReplaceAll bool   `json:"replace_all,omitempty" desc:"Replace every place old_text is, not only one."`
+	InsertLine *int   `json:"insert_line,omitempty" check:"min=0" desc:"Instead of old_text: put new_text in as lines of their own after this line (0: before the first), in the file's line endings."`
 }
 
 // Options are the host's settings for an edit.
@@ -85,7 +87,7 @@ type Details struct {
 // EditResult says how one edit went.
 type EditResult struct {
 	Index        int    `json:"index"`
-	Matched      string `json:"matched"` // exact, line_endings, trailing_space, indentation, unicode
+	Matched      string `json:"matched"` // exact, line_endings, trailing_space, indentation, unicode; insert for insert_line
 	Replacements int    `json:"replacements"`
 	// LookAlikes, at the unicode level, names the characters that differed:
 	// "“ ” for \"".
@@ -152,7 +154,13 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		return outcome.Misuse(`"edits" must hold at least one edit`)
 	}
 	for i, e := range a.Edits {
-		if e.NewText == e.OldText {
+		switch {
+		case e.InsertLine != nil && (e.OldText != "" || e.ReplaceAll):
+			return outcome.Misuse("edits[%d]: insert_line goes without old_text and replace_all: it replaces nothing", i)
+		case e.InsertLine != nil:
+		case e.OldText == "":
+			return outcome.Misuse("edits[%d]: give old_text, the text to replace, or insert_line", i)
+		case e.NewText == e.OldText:
 			return outcome.Misuse("edits[%d]: new_text is the same as old_text: nothing would change", i)
 		}
 	}
@@ -191,7 +199,11 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 			return outcome.Failure("%s: stopped: %s", a.Path, context.Cause(ctx))
 		}
 		res, err := ed.apply(i, e)
-		if err != nil {
+		var beyond *errBeyond
+		switch {
+		case errors.As(err, &beyond):
+			return outcome.Misuse("%s", err)
+		case err != nil:
 			return outcome.Failure("%s: %s; nothing was written", a.Path, err)
 		}
 		level := res.Matched

@@ -146,12 +146,13 @@ func (o Outcome) ExitStatus() int {
 }
 
 // ModelText is what a model is shown of o: its text, or its error without
-// the command line's usage.
+// the command line's usage, in valid UTF-8 (a byte that is not, from a file
+// edit showed in its diff, is U+FFFD), as the APIs' JSON must be.
 func (o Outcome) ModelText() string {
 	if o.Kind != Done {
-		return o.Message
+		return strings.ToValidUTF8(o.Message, "\uFFFD")
 	}
-	return o.Text
+	return strings.ToValidUTF8(o.Text, "\uFFFD")
 }
 
 // Mode is how an Outcome is printed.
