@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("TOOLKIT_PATCH_CHILD"); dir != "" {
 		if at, err := strconv.Atoi(os.Getenv("TOOLKIT_PATCH_KILL_AT")); err == nil {
 			n := 0
-			testHookRename = func(string) {
+			replace.TestHookRename = func(string) {
 				if n++; n == at {
 					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 				}

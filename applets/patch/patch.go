@@ -32,13 +32,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -162,7 +159,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	}
 	changes := p.changes()
 	if !a.DryRun {
-		err := commit(p.r, changes)
+		err := replace.CommitAll(p.r, changes)
 		var un *replace.Unsynced
 		switch {
 		case errors.As(err, &un):
@@ -509,19 +506,10 @@ func onText(old []byte, hunks []Hunk) (applied, error) {
 	return res, err
 }
 
-// change is what commit does to one file: put a new content in its place,
-// or remove it.
-type change struct {
-	path    string // as the patch named it, for messages
-	target  string
-	content []byte // nil: remove the file
-	like    replace.Like
-	expect  replace.Expect
-}
-
-// changes are the files whose state at the end differs from the start.
-func (p *planner) changes() []*change {
-	var out []*change
+// changes are the files whose state at the end differs from the start, as
+// replace.CommitAll takes them.
+func (p *planner) changes() []replace.Change {
+	var out []replace.Change
 	for _, e := range p.order {
 		expect := replace.Expect{Absent: true}
 		if e.orig.exists && !e.orig.link {
@@ -531,117 +519,14 @@ func (p *planner) changes() []*change {
 		}
 		switch {
 		case !e.cur.exists && e.orig.exists:
-			out = append(out, &change{path: e.name, target: e.target, expect: expect})
+			out = append(out, replace.Change{Path: e.name, Target: e.target, Expect: expect})
 		case e.cur.exists && (!e.orig.exists || e.orig.link || e.cur.mode != 0 || e.cur.like != e.orig.like ||
 			!bytes.Equal(e.cur.content, e.orig.content)):
-			out = append(out, &change{path: e.name, target: e.target, content: e.cur.content,
-				like: replace.Like{File: e.cur.like, Mode: e.cur.mode}, expect: expect})
+			out = append(out, replace.Change{Path: e.name, Target: e.target, Content: e.cur.content,
+				Like: replace.Like{File: e.cur.like, Mode: e.cur.mode}, Expect: expect})
 		}
 	}
 	return out
-}
-
-// testHookRename, when set by a test, runs before each file is put in
-// place, with the path it goes to.
-var testHookRename func(path string)
-
-// maxStaging is how many files commit stages at once.
-const maxStaging = 16
-
-// commit stages every new content, then puts them in place one after
-// another, putting back those already in if one fails.
-func commit(r *root.Root, changes []*change) error {
-	staged := make([]*replace.Staged, len(changes))
-	errs := make([]error, len(changes))
-	// Staged side by side: each staging ends in an fsync, and the file
-	// system takes the syncs of many together as quickly as one.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxStaging)
-	for i, c := range changes {
-		if c.content == nil {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			staged[i], errs[i] = replace.StageLike(r, c.target, c.like, func(w io.Writer) error {
-				_, err := w.Write(c.content)
-				return err
-			})
-		}()
-	}
-	wg.Wait()
-	abort := func(from int) {
-		for _, s := range staged[from:] {
-			if s != nil {
-				s.Abort()
-			}
-		}
-	}
-	for i, err := range errs {
-		if err != nil {
-			abort(0)
-			return errors.New(replace.CannotWrite(changes[i].path, err))
-		}
-	}
-	// The journal names every file and the names their old and new
-	// contents have on the way, before the first rename: should toolkit be
-	// killed in the middle, the next call puts them back (replace.Recover).
-	steps := make([]replace.JournalStep, len(changes))
-	backups := make([]string, len(changes))
-	for i, c := range changes {
-		var err error
-		if staged[i] != nil {
-			steps[i], err = staged[i].Plan(r, c.expect, c.content)
-		} else {
-			steps[i], err = replace.PlanRemove(r, c.target)
-			backups[i] = steps[i].Backup
-		}
-		if err != nil {
-			abort(0)
-			return errors.New(replace.CannotWrite(c.path, err))
-		}
-	}
-	journal, err := replace.BeginJournal(steps)
-	if err != nil {
-		abort(0)
-		return fmt.Errorf("cannot keep the patch's journal: %s", replace.Reason(err))
-	}
-	defer journal.Close()
-	var undos []*replace.Undo
-	for i, c := range changes {
-		if testHookRename != nil {
-			testHookRename(c.target)
-		}
-		var u *replace.Undo
-		var err error
-		if staged[i] != nil {
-			u, err = staged[i].CommitUndo(c.expect)
-			staged[i] = nil
-		} else {
-			u, err = replace.RemoveUndo(r, c.target, c.expect, backups[i])
-		}
-		if err == nil {
-			undos = append(undos, u)
-			continue
-		}
-		for _, undo := range slices.Backward(undos) {
-			_ = undo.Revert()
-		}
-		abort(i + 1)
-		if changed, ok := errors.AsType[*replace.Changed](err); ok {
-			return fmt.Errorf("%s: %s", c.path, changed)
-		}
-		return errors.New(replace.CannotWrite(c.path, err))
-	}
-	if err := journal.MarkDone(); err != nil {
-		for _, undo := range slices.Backward(undos) {
-			_ = undo.Revert()
-		}
-		return fmt.Errorf("cannot keep the patch's journal: %s", replace.Reason(err))
-	}
-	return replace.Done(undos)
 }
 
 // Description tells a model when to use patch and what it returns.

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"toolkit/internal/outcome"
+	"toolkit/internal/replace"
 	"toolkit/internal/root"
 	"toolkit/testsupport/gittest"
 )
@@ -40,14 +41,14 @@ func TestRollback(t *testing.T) {
 		}
 	}
 	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n-two\n+TWO\n*** Delete File: gone.txt\n*** Add File: new.txt\n+new\n*** Update File: b.txt\n@@\n-four\n+FOUR\n*** End Patch\n"
-	testHookRename = func(path string) {
+	replace.TestHookRename = func(path string) {
 		if filepath.Base(path) == "b.txt" {
 			if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("three\nfour\nfive\n"), 0o644); err != nil {
 				t.Error(err)
 			}
 		}
 	}
-	defer func() { testHookRename = nil }()
+	defer func() { replace.TestHookRename = nil }()
 	o := run(t, dir, patch)
 	if o.Kind != outcome.ToolError || !strings.Contains(o.Message, "b.txt: changed since it was read") {
 		t.Fatalf("got %v %q", o.Kind, o.Message)

@@ -1,0 +1,127 @@
+package replace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"toolkit/internal/root"
+)
+
+// TestHookRename, when set by a test, runs before each file CommitAll puts
+// in place, with the path it goes to (the kill tests kill there).
+var TestHookRename func(path string)
+
+// maxStaging is how many files CommitAll stages at once.
+const maxStaging = 16
+
+// Change is what CommitAll does to one file: put a new content in its
+// place, or remove it.
+type Change struct {
+	Path    string // as the caller named it, for messages
+	Target  string // the path inside the root, with no link in it
+	Content []byte // nil: remove the file
+	Like    Like
+	Expect  Expect
+}
+
+// CommitAll changes many files, all of them or none: it stages every new
+// content beside its file, journals the plan (Journal: should toolkit be
+// killed in the middle, the next call's Recover puts every file back),
+// then puts them in place one after another, putting back those already in
+// if one fails, and syncs their directories once at the end.
+func CommitAll(r *root.Root, changes []Change) error {
+	staged := make([]*Staged, len(changes))
+	errs := make([]error, len(changes))
+	// Staged side by side: each staging ends in an fsync, and the file
+	// system takes the syncs of many together as quickly as one.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxStaging)
+	for i, c := range changes {
+		if c.Content == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			staged[i], errs[i] = StageLike(r, c.Target, c.Like, func(w io.Writer) error {
+				_, err := w.Write(c.Content)
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	abort := func(from int) {
+		for _, s := range staged[from:] {
+			if s != nil {
+				s.Abort()
+			}
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			abort(0)
+			return errors.New(CannotWrite(changes[i].Path, err))
+		}
+	}
+	// The journal names every file and the names their old and new
+	// contents have on the way, before the first rename: should toolkit be
+	// killed in the middle, the next call puts them back (Recover).
+	steps := make([]JournalStep, len(changes))
+	backups := make([]string, len(changes))
+	for i, c := range changes {
+		var err error
+		if staged[i] != nil {
+			steps[i], err = staged[i].Plan(r, c.Expect, c.Content)
+		} else {
+			steps[i], err = PlanRemove(r, c.Target)
+			backups[i] = steps[i].Backup
+		}
+		if err != nil {
+			abort(0)
+			return errors.New(CannotWrite(c.Path, err))
+		}
+	}
+	journal, err := BeginJournal(steps)
+	if err != nil {
+		abort(0)
+		return fmt.Errorf("cannot keep the journal: %s", Reason(err))
+	}
+	defer journal.Close()
+	var undos []*Undo
+	for i, c := range changes {
+		if TestHookRename != nil {
+			TestHookRename(c.Target)
+		}
+		var u *Undo
+		var err error
+		if staged[i] != nil {
+			u, err = staged[i].CommitUndo(c.Expect)
+			staged[i] = nil
+		} else {
+			u, err = RemoveUndo(r, c.Target, c.Expect, backups[i])
+		}
+		if err == nil {
+			undos = append(undos, u)
+			continue
+		}
+		for _, undo := range slices.Backward(undos) {
+			_ = undo.Revert()
+		}
+		abort(i + 1)
+		if changed, ok := errors.AsType[*Changed](err); ok {
+			return fmt.Errorf("%s: %s", c.Path, changed)
+		}
+		return errors.New(CannotWrite(c.Path, err))
+	}
+	if err := journal.MarkDone(); err != nil {
+		for _, undo := range slices.Backward(undos) {
+			_ = undo.Revert()
+		}
+		return fmt.Errorf("cannot keep the journal: %s", Reason(err))
+	}
+	return Done(undos)
+}
