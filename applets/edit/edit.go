@@ -36,6 +36,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/diff"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
@@ -217,7 +218,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		was = hash()
 	}
 	newBytes := text.Encode(ed.text, enc)
-	diff := ed.diff(a.Path, body)
+	diff := diff.Unified(a.Path, body, ed.text)
 	now := replace.SHA256(newBytes)
 
 	d := Details{

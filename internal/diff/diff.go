@@ -1,4 +1,8 @@
-package edit
+// Package diff writes the unified diff of two texts, as edit shows its
+// change and history a call's: the shortest edit script up to 2,000 lines
+// changed (Myers), each hunk with 3 lines of context, long lines cut around
+// their change, and a diff over MaxLines shown as its hunk headers only.
+package diff
 
 import (
 	"bytes"
@@ -12,14 +16,16 @@ import (
 // diffContext is the lines of context around each change.
 const diffContext = 3
 
-// maxDiffLines is the longest diff shown whole; past it, only its hunk
-// headers are.
-const maxDiffLines = 200
+var nl = []byte{'\n'}
 
-// diff is the unified diff from the text the edits started with to the one
-// they left, for path.
-func (ed *editor) diff(path string, before []byte) string {
-	aw, bw, base := window(before, ed.text)
+// MaxLines is the longest diff shown whole; past it, only its hunk
+// headers are.
+const MaxLines = 200
+
+// Unified is the unified diff from before to after, for path; "" when they
+// hold the same lines.
+func Unified(path string, before, after []byte) string {
+	aw, bw, base := window(before, after)
 	hunks := group(lineDiff(split(aw), split(bw), base))
 	if len(hunks) == 0 {
 		return ""
@@ -32,14 +38,14 @@ func (ed *editor) diff(path string, before []byte) string {
 	}
 	for _, h := range hunks {
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n", rangeOf(h.aStart, h.aLen), rangeOf(h.bStart, h.bLen))
-		if lines > maxDiffLines {
+		if lines > MaxLines {
 			continue
 		}
 		for _, l := range h.lines {
 			out.WriteString(l)
 		}
 	}
-	if lines > maxDiffLines {
+	if lines > MaxLines {
 		fmt.Fprintf(&out, "[the diff is %d lines: only its hunk headers are shown]\n", lines)
 	}
 	return out.String()
@@ -349,4 +355,19 @@ func cutLine(line string, at int) string {
 		body, end = body[:k], body[k:] // the line end, and a "\ No newline" note
 	}
 	return kind + text.CutLine(body, at) + end
+}
+
+// Count is how many lines a change from before to after adds and removes,
+// as its unified diff shows them.
+func Count(before, after []byte) (added, removed int) {
+	aw, bw, base := window(before, after)
+	for _, o := range lineDiff(split(aw), split(bw), base) {
+		switch o.kind {
+		case '+':
+			added++
+		case '-':
+			removed++
+		}
+	}
+	return added, removed
 }

@@ -1,0 +1,164 @@
+package diff
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestDiff: the diff of a change, hunk by hunk, with the lines
+// numbered as both sides have them.
+func TestDiff(t *testing.T) {
+	before := []byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20")
+	after := []byte("1\n2\n3\nfour\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n")
+	want := `--- a/f
++++ b/f
+@@ -1,7 +1,7 @@
+ 1
+ 2
+ 3
+-4
++four
+ 5
+ 6
+ 7
+@@ -17,4 +17,4 @@
+ 17
+ 18
+ 19
+-20
+\ No newline at end of file
++20
+`
+	if got := Unified("f", before, after); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestDiffApplies: the diff of random changes to random texts, applied by
+// git apply to the text before, gives the text after; the lines the window
+// leaves out are counted in the hunk headers, or git would refuse them.
+func TestDiffApplies(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	for round := range 60 {
+		var lines []string
+		for i := range 20 + rng.IntN(60) {
+			lines = append(lines, fmt.Sprintf("line %d %c\n", i, 'a'+rng.IntN(3)))
+		}
+		after := append([]string(nil), lines...)
+		for range 1 + rng.IntN(3) {
+			at := rng.IntN(len(after))
+			switch rng.IntN(3) {
+			case 0:
+				after[at] = "changed\n"
+			case 1:
+				after = append(after[:at], after[at+1:]...)
+			default:
+				after = slices.Insert(after, at, "new\n")
+			}
+		}
+		before, now := strings.Join(lines, ""), strings.Join(after, "")
+		if rng.IntN(3) == 0 {
+			before = strings.TrimSuffix(before, "\n")
+		}
+		if rng.IntN(3) == 0 {
+			now = strings.TrimSuffix(now, "\n")
+		}
+		if before == now {
+			continue
+		}
+		diff := Unified("f", []byte(before), []byte(now))
+		if err := os.WriteFile(filepath.Join(dir, "f"), []byte(before), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("git", "apply", "-")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(diff)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("round %d: git apply: %v: %s\n%s", round, err, out, diff)
+		}
+		got, _ := os.ReadFile(filepath.Join(dir, "f"))
+		if string(got) != now {
+			t.Fatalf("round %d: applied %q, want %q\n%s", round, got, now, diff)
+		}
+	}
+}
+
+// TestLineDiffSides: the kept and removed lines of a diff are the text
+// before, the kept and added ones the text after, for changes small enough
+// for the shortest script and for rewrites past maxEdits (shown as removed,
+// then added).
+func TestLineDiffSides(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 40 {
+		n := 1 + rng.IntN(50)
+		if round%4 == 0 {
+			n = maxEdits + rng.IntN(3000)
+		}
+		var a, b []string
+		for i := range n {
+			a = append(a, fmt.Sprintf("%d %c\n", i%7, 'a'+rng.IntN(2)))
+			if rng.IntN(3) > 0 || round%4 == 0 {
+				b = append(b, fmt.Sprintf("x%d\n", rng.IntN(5)))
+			} else {
+				b = append(b, a[i])
+			}
+		}
+		var gotA, gotB []string
+		for _, o := range lineDiff(a, b, 0) {
+			if o.kind != '+' {
+				gotA = append(gotA, o.line)
+			}
+			if o.kind != '-' {
+				gotB = append(gotB, o.line)
+			}
+		}
+		if !slices.Equal(gotA, a) || !slices.Equal(gotB, b) {
+			t.Fatalf("round %d (%d lines): the diff's sides are not the texts", round, n)
+		}
+	}
+}
+
+// TestRewriteMemory: the diff of a 4,000-line rewrite allocates well under
+// 64 MiB (Myers keeping each step's whole vector took 1 GiB).
+func TestRewriteMemory(t *testing.T) {
+	var before, after strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&before, "old line %d\n", i)
+		fmt.Fprintf(&after, "new line %d\n", i)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	Unified("f", []byte(before.String()), []byte(after.String()))
+	runtime.ReadMemStats(&m1)
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 64<<20 {
+		t.Fatalf("the diff allocated %d MiB", got>>20)
+	}
+}
+
+// TestCount: the lines a change adds and removes, as its diff shows them.
+func TestCount(t *testing.T) {
+	for _, tc := range []struct {
+		before, after  string
+		added, removed int
+	}{
+		{"a\nb\nc\n", "a\nB\nc\nd\n", 2, 1},
+		{"", "x\ny\n", 2, 0},
+		{"x\ny\n", "", 0, 2},
+		{"same\n", "same\n", 0, 0},
+		{"no end", "no end\n", 1, 1},
+	} {
+		if a, r := Count([]byte(tc.before), []byte(tc.after)); a != tc.added || r != tc.removed {
+			t.Errorf("%q → %q: +%d -%d, want +%d -%d", tc.before, tc.after, a, r, tc.added, tc.removed)
+		}
+	}
+}
