@@ -1,0 +1,5 @@
+//go:build !race
+
+package jobs
+
+const raceBuild = false
