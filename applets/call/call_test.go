@@ -28,7 +28,8 @@ func host(t *testing.T, dir string) cmdline.Host {
 	t.Cleanup(func() { r.Close() })
 	var settings cmdline.Settings
 	app := &cli.App{Flags: applets.ModelFlags(), Action: func(c *cli.Context) error { settings = c; return nil }}
-	if err := app.Run([]string{"call"}); err != nil {
+	// No history: a test's calls are not a model's.
+	if err := app.Run([]string{"call", "--history=off"}); err != nil {
 		t.Fatal(err)
 	}
 	return cmdline.Host{Root: r, Settings: settings, Details: true}

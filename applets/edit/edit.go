@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -109,6 +110,8 @@ var Applet = cmdline.Applet[Args]{
 	Details:        Details{},
 	Hints:          cmdline.Hints{Destructive: true},
 	FlagsAfterArgs: true,
+	Settings:       cmdline.HistorySettings,
+	Tracks:         cmdline.Said,
 	Flags: []cli.Flag{
 		cmdline.TextsFlag("old", "the `TEXT` to replace (repeatable, each with its --new)"),
 		cmdline.TextsFlag("new", "the `TEXT` to put in its place"),
@@ -259,7 +262,13 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		}
 	}
 	tail := fmt.Sprintf("[%s %s: %s (%s); %s; sha256 %s (was %s)]\n", verb, a.Path, text.Count(int64(len(a.Edits)), "edit"), strings.Join(levels, ", "), lineRanges(results), now[:12], was[:12])
-	return outcome.Success(diff+tail, d)
+	o := outcome.Success(diff+tail, d)
+	if !a.DryRun {
+		path, _ := r.HostPath(target)
+		path, _ = filepath.Abs(path)
+		o.Wrote = []outcome.Wrote{{Path: path, Before: orig, Existed: true, After: newBytes, Exists: true}}
+	}
+	return o
 }
 
 func shaOf(s *string) string {

@@ -105,7 +105,9 @@ var Applet = cmdline.Applet[Args]{
 	Hints:          cmdline.Hints{Destructive: true, OpenWorld: true},
 	FlagsAfterArgs: true,
 	Bare:           true,
-	Settings:       []cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw},
+	Settings:       append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw}, cmdline.HistorySettings...),
+	Tracks:         cmdline.Scanned,
+	WorkDir:        jobDir,
 	Flags:          []cli.Flag{&cli.BoolFlag{Name: "stop-all", Usage: "stop every job that runs"}},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{MaxOutput: cmdline.MaxOutput.Get(h.Settings), Raw: cmdline.Raw.Get(h.Settings)}
@@ -114,6 +116,18 @@ var Applet = cmdline.Applet[Args]{
 		}
 		return Run(ctx, *a)
 	},
+}
+
+// jobDir is where the job a call looks at runs, for history: its changes
+// are found in the tree around it.
+func jobDir(a *Args, _ cmdline.Host) string {
+	if a.ID == nil {
+		return ""
+	}
+	if j, err := jobs.Open(*a.ID); err == nil {
+		return j.Spec.Cwd
+	}
+	return ""
 }
 
 // MaxWait bounds wait_secs, as shell's timeout is bounded.

@@ -99,6 +99,8 @@ var Applet = cmdline.Applet[Args]{
 	Aliases:     []string{"apply_patch"},
 	Stdin:       rawPatch,
 	Person:      fromArgs,
+	Settings:    cmdline.HistorySettings,
+	Tracks:      cmdline.Said,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{Root: h.Root}
 		return Run(ctx, *a)
@@ -191,7 +193,24 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if a.DryRun {
 		text.WriteString("[dry run: the patch applies; nothing was written]\n")
 	}
-	return outcome.Success(text.String(), d)
+	o := outcome.Success(text.String(), d)
+	if !a.DryRun {
+		for _, c := range changes {
+			o.Wrote = append(o.Wrote, p.wrote(c))
+		}
+	}
+	return o
+}
+
+// wrote is what the patch did to one file, for history.
+func (p *planner) wrote(c replace.Change) outcome.Wrote {
+	path, _ := p.r.HostPath(c.Target)
+	path, _ = filepath.Abs(path)
+	w := outcome.Wrote{Path: path, After: c.Content, Exists: c.Content != nil}
+	if e := p.entries[c.Target]; e != nil && e.orig.exists && !e.orig.link {
+		w.Before, w.Existed = e.orig.content, true
+	}
+	return w
 }
 
 // line is a section's line of the text.

@@ -195,6 +195,8 @@ var Applet = cmdline.Applet[Args]{
 	Hints:       cmdline.Hints{Destructive: true, OpenWorld: true},
 	Settings:    Settings,
 	Child:       true,
+	Tracks:      cmdline.Scanned,
+	WorkDir:     workDirOf,
 	Flags:       hostFlags(),
 	Person: func(_ *cli.Context, a *Args) error {
 		if a.Cwd == "" && a.Session == nil {
@@ -255,7 +257,7 @@ var (
 	LimitMemory    = &cmdline.Setting[int]{Name: "limit-memory", Env: "TOOLKIT_LIMIT_MEMORY", Usage: "stop a command whose processes hold more than `MIB` of resident memory; the most a call's limits.memory_mb may ask (default: none)"}
 	LimitPids      = &cmdline.Setting[int]{Name: "limit-pids", Env: "TOOLKIT_LIMIT_PIDS", Usage: "stop a command with more than `N` processes at once; the most a call's limits.pids may ask (default: none)"}
 
-	Settings = []cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, LimitMemory, LimitPids}
+	Settings = append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, LimitMemory, LimitPids}, cmdline.HistorySettings...)
 )
 
 // options reads the host's settings from its flags.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
@@ -55,6 +56,23 @@ func workDir(cwd string, h Options) (string, error) {
 	}
 	// Absolute: a job's keeper runs in / and starts the command there.
 	return filepath.Abs(dir)
+}
+
+// workDirOf is the directory a call's command runs in, for history: its
+// cwd on the host, the root's, or /tmp for JSON input.
+func workDirOf(a *Args, h cmdline.Host) string {
+	dir := a.Cwd
+	if dir == "" {
+		if h.Root != nil {
+			return h.Root.Dir()
+		}
+		dir = "/tmp"
+	}
+	if p, err := h.Root.HostPath(dir); err == nil {
+		dir = p
+	}
+	abs, _ := filepath.Abs(dir)
+	return abs
 }
 
 // startError words why /bin/sh could not start: the path and the errno of

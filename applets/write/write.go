@@ -66,6 +66,9 @@ type Options struct {
 	// asks for it); if_match hashes it anyway. The new one's is always
 	// computed on the way to the file.
 	Hash bool
+	// Keeps, when history follows the call, is the largest old content it
+	// keeps: read before it is replaced.
+	Keeps int64
 }
 
 // Details are the facts of a write for --json.
@@ -95,8 +98,10 @@ var Applet = cmdline.Applet[Args]{
 	Details:     Details{},
 	Hints:       cmdline.Hints{Idempotent: true, Destructive: true},
 	Person:      fromStdin,
+	Settings:    cmdline.HistorySettings,
+	Tracks:      cmdline.Said,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
-		a.Host.Root, a.Host.Hash = h.Root, h.Details
+		a.Host.Root, a.Host.Hash, a.Host.Keeps = h.Root, h.Details, h.Keeps
 		return Run(ctx, *a)
 	},
 }
@@ -137,6 +142,11 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 	if a.IfMatch != nil {
 		expect = replace.IfMatch(*a.IfMatch)
 	}
+	// The old content, for history, when it keeps one of this size.
+	var before []byte
+	if a.Host.Keeps > 0 {
+		before, _, _ = replace.ReadUpTo(r, target, a.Host.Keeps)
+	}
 	var previous *string
 	if a.Host.Hash || a.IfMatch != nil {
 		sum, err := replace.HashFile(r, target)
@@ -174,6 +184,11 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 	}
 
 	exists := staged.Old != nil
+	var after []byte
+	if a.Host.Content == nil {
+		after = a.Content
+	}
+	wrote := outcome.Wrote{Path: hostPath(r, target), Before: before, Existed: exists, After: after, Exists: true}
 	d := Details{Path: a.Path, Bytes: n, Created: !exists, PreviousSHA256: previous, OwnerKept: staged.OwnerKept, InPlace: res.InPlace}
 	d.SHA256 = hex.EncodeToString(h.Sum(nil))
 	// Lines are said of text only, as read tells text from bytes.
@@ -206,7 +221,19 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 			fmt.Fprintf(&b, "[the owner could not be kept: it was uid %d, gid %d; the file is toolkit's user's now]\n", st.Uid, st.Gid)
 		}
 	}
-	return outcome.Success(b.String(), d)
+	o := outcome.Success(b.String(), d)
+	o.Wrote = []outcome.Wrote{wrote}
+	return o
+}
+
+// hostPath is where target, a path the root resolved, is on the host.
+func hostPath(r *root.Root, target string) string {
+	p, err := r.HostPath(target)
+	if err != nil {
+		return target
+	}
+	abs, _ := filepath.Abs(p)
+	return abs
 }
 
 // dropSpace drops the blanks and line ends base64 text may be wrapped in.

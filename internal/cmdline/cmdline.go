@@ -58,6 +58,13 @@ type Host struct {
 	// mcp's structured content): facts that cost work to find, such as a
 	// whole file's sha256, are found.
 	Details bool
+	// Person says the input came from a person's command line, not JSON:
+	// history is off unless asked.
+	Person bool
+	// Keeps, when history follows the call, is the largest file whose
+	// content it keeps: write reads a file's old content up to it, which it
+	// would not read otherwise.
+	Keeps int64
 }
 
 // Applet describes an applet for the command line and for in-process calls.
@@ -96,6 +103,11 @@ type Applet[A any] struct {
 	// tools that start processes, so that a call that crashes or leaves
 	// processes behind cannot take the server with it.
 	Child bool
+	// Tracks says how history finds what a call changed; WorkDir, when
+	// set, is the directory the call works in (its tree is found from it),
+	// else the root's, else the caller's.
+	Tracks  Tracks
+	WorkDir func(a *A, h Host) string
 }
 
 // Hints say what a tool may do to the world, for hosts that ask before
@@ -124,7 +136,18 @@ func (ap Applet[A]) Call(ctx context.Context, data []byte, h Host) outcome.Outco
 // one directory.
 func (ap Applet[A]) run(ctx context.Context, a *A, h Host) outcome.Outcome {
 	recovered := replace.Recover(h.Root)
-	return replace.Recovered(recovered, ap.Run(ctx, a, h))
+	call, note := ap.beginHistory(ctx, a, h)
+	if call != nil {
+		h.Keeps = HistoryOf(h.Settings, h.Person).MaxFile
+	}
+	o := ap.Run(ctx, a, h)
+	if call != nil {
+		o = endHistory(ctx, call, ap.Tracks, o)
+	}
+	if note != "" {
+		o = withLines(o, []string{note})
+	}
+	return replace.Recovered(recovered, o)
 }
 
 func (ap Applet[A]) misuse(msg string, in inputMode) outcome.Outcome {
@@ -174,7 +197,7 @@ func (ap Applet[A]) Command() *cli.Command {
 			defer r.Close()
 			ctx, stop, again := SignalContext()
 			defer stop()
-			o := ap.run(ctx, &a, Host{Root: r, Settings: c, Mode: mode, Stdout: c.App.Writer, Signals: again, Details: mode != outcome.TextMode})
+			o := ap.run(ctx, &a, Host{Root: r, Settings: c, Mode: mode, Stdout: c.App.Writer, Signals: again, Details: mode != outcome.TextMode, Person: in == person})
 			if o.Kind == outcome.UsageError && (in == machine || o.Usage == "") {
 				o.Usage = ap.usage(in) // for JSON input, its fields, not the flags
 			}

@@ -68,6 +68,10 @@ type Outcome struct {
 	// typed for the presenters that speak of it (toolkit call's
 	// shell_call), which would otherwise read it back from the details.
 	Command *CommandEnd
+	// Wrote are the files the call changed, as write, edit and patch know
+	// them; Changes what history made of the call (--json's "changes").
+	Wrote   []Wrote
+	Changes *Changes
 }
 
 // CommandEnd is how a command a call ran ended.
@@ -230,6 +234,10 @@ func (o Outcome) JSON() []byte {
 			buf.Write(d[1 : len(d)-1])
 		}
 	}
+	if o.Changes != nil {
+		buf.WriteString(`,"changes":`)
+		buf.Write(Marshal(o.Changes))
+	}
 	buf.WriteByte('}')
 	return buf.Bytes()
 }
@@ -283,6 +291,9 @@ func Parse(b []byte) (Outcome, error) {
 			if err = json.Unmarshal(val, &m); err == nil {
 				o.Media = &Media{Type: m.MediaType, Data: m.Data}
 			}
+		case "changes":
+			o.Changes = new(Changes)
+			err = json.Unmarshal(val, o.Changes)
 		default:
 			if len(details) > 1 {
 				details = append(details, ',')
@@ -305,4 +316,51 @@ func Parse(b []byte) (Outcome, error) {
 		o.Details = json.RawMessage(append(details, '}'))
 	}
 	return o, nil
+}
+
+// Changes are what a call changed under the tracked tree, as history found
+// them (the JSON field "changes"; the text says them in bracketed lines).
+type Changes struct {
+	Call  int64         `json:"call"`
+	Files []ChangedFile `json:"files"`
+	// During names the other calls on the tree whose time overlapped this
+	// one's: the changes happened during all of them.
+	During []int64 `json:"during,omitempty"`
+	// Outside are the changes made between calls (a job, the user, another
+	// process), found before this call ran; never given to it.
+	Outside *Outside `json:"outside,omitempty"`
+	// Git says a moved HEAD ("HEAD main 1a2b3c → 4d5e6f"): .git is never
+	// tracked.
+	Git string `json:"git,omitempty"`
+	// Interrupted is set on what a later call found of a call killed before
+	// its end.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// ChangedFile is one path a call changed.
+type ChangedFile struct {
+	Path    string `json:"path"`
+	Status  string `json:"status"` // "A" added, "M" modified, "D" deleted
+	Added   *int   `json:"added,omitempty"`
+	Removed *int   `json:"removed,omitempty"`
+	Bytes   int64  `json:"bytes"`
+	// Restorable says undo can take the change back: the content before it
+	// is kept. Why says why not: "too large", "not captured yet", ….
+	Restorable bool   `json:"restorable"`
+	Why        string `json:"why,omitempty"`
+}
+
+// Outside are changes made between calls, since the call Since.
+type Outside struct {
+	Since int64         `json:"since,omitempty"`
+	Files []ChangedFile `json:"files"`
+}
+
+// Wrote is a file a call changed as it knows it: write, edit and patch hold
+// its bytes before and after, which history keeps without a scan.
+type Wrote struct {
+	Path          string // the host path
+	Before, After []byte
+	Existed       bool // Before is its content; else there was none
+	Exists        bool // After is its content; else it is gone
 }

@@ -7,6 +7,16 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
+// changesSchema is the schema of "changes", what a call changed.
+func changesSchema() *jsonschema.Schema {
+	c, err := jsonschema.ForType(reflect.TypeFor[Changes](), nil)
+	if err != nil {
+		panic("outcome.Schema: " + err.Error())
+	}
+	c.Description = "what the call changed under the tracked tree, when history is on"
+	return c
+}
+
 // Schema is the JSON Schema of an Outcome's --json object (and of toolkit
 // mcp's structured content) for an applet whose details are of type
 // details: ok, then text or error (and usage), then the details' members,
@@ -33,6 +43,7 @@ func Schema(details reflect.Type) map[string]any {
 				"media_type": {Type: "string"},
 				"data":       {Type: "string", Description: "its bytes in base64"},
 			}, Required: []string{"media_type", "data"}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}},
+		"changes": changesSchema(),
 	} {
 		s.Properties[name] = p
 	}

@@ -84,3 +84,21 @@ func Reason(err error) string {
 	}
 	return root.Reason(err)
 }
+
+// ReadUpTo reads a regular file whole when it holds at most max bytes: its
+// bytes, and whether it is there (a larger one is there, and not read).
+func ReadUpTo(r *root.Root, path string, max int64) ([]byte, bool, error) {
+	fi, err := r.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	case !fi.Mode().IsRegular():
+		return nil, true, ErrNotRegular
+	case fi.Size() > max:
+		return nil, true, nil
+	}
+	b, err := ReadWhole(r, path)
+	return b, err == nil, err
+}

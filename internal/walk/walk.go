@@ -38,6 +38,9 @@ import (
 type Options struct {
 	Hidden   bool // walk hidden names too
 	NoIgnore bool // ignore no ignore file, and go into .git
+	// Ignored, when set, is called for each file (not directory) an
+	// ignore file leaves out, as visit is: history keeps the small ones.
+	Ignored func(Entry)
 }
 
 // Entry is a thing the walk found.
@@ -118,6 +121,28 @@ func (e Entry) ModTime() (time.Time, error) {
 		return time.Time{}, err
 	}
 	return time.Unix(st.Mtim.Unix()), nil
+}
+
+// Stat is the entry's stat, a link's own.
+func (e Entry) Stat() (unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(e.dir, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	return st, err
+}
+
+// Readlink is a link's target.
+func (e Entry) Readlink() (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(e.dir, e.Name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 // Stats count what the walk left out.
@@ -240,6 +265,9 @@ func (w *walker) dir(d dirWork) {
 			continue
 		case !w.o.NoIgnore && stack.Ignored(w.fromTop(rel), isDir):
 			w.stats.Ignored.Add(1)
+			if w.o.Ignored != nil && !isDir {
+				w.o.Ignored(Entry{Path: rel, Name: name, Type: e.Type(), dir: d.fd})
+			}
 			continue
 		}
 		if !w.visit(Entry{Path: rel, Name: name, Type: e.Type(), dir: d.fd}) || !isDir {

@@ -1,0 +1,147 @@
+package cmdline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"toolkit/internal/history"
+	"toolkit/internal/outcome"
+)
+
+// Tracks says how a call's changes are found, for history.
+type Tracks int
+
+const (
+	Untracked Tracks = iota // the applet changes nothing (read, grep, glob)
+	Scanned                 // a scan before and after finds them (shell, job)
+	Said                    // the applet says them (write, edit, patch: Outcome.Wrote)
+)
+
+// The host's settings of history.
+var (
+	History = &Setting[string]{Name: "history", Env: "TOOLKIT_HISTORY", Model: string(history.Undo),
+		Usage: "what every call changed: `MODE` off, report (say it) or undo (say it and keep what undo needs); default undo for JSON input, toolkit mcp and toolkit call, off for a person's command line"}
+	HistoryKeeper = &Setting[bool]{Name: "history-keeper", Env: "TOOLKIT_HISTORY_KEEPER", Person: true,
+		Usage: "capture a tree's first contents in a background toolkit (false: in the first call, before its command runs)"}
+	HistoryMaxFile = &Setting[int]{Name: "history-max-file", Env: "TOOLKIT_HISTORY_MAX_FILE", Person: int(history.Defaults.MaxFile),
+		Usage: "keep a file's content for undo up to `BYTES`; a larger one is said, not restorable"}
+	HistoryMaxCall = &Setting[int]{Name: "history-max-call", Env: "TOOLKIT_HISTORY_MAX_CALL", Person: int(history.Defaults.MaxCallBytes),
+		Usage: "keep at most `BYTES` of new content a call"}
+	HistoryStore = &Setting[int]{Name: "history-store", Env: "TOOLKIT_HISTORY_STORE",
+		Usage: "cap the store of contents at `BYTES`, oldest first out (default: min(512 MiB, 10% of its file system's free space))"}
+
+	// HistorySettings are the settings of every applet that history follows.
+	HistorySettings = []AnySetting{History, HistoryKeeper, HistoryMaxFile, HistoryMaxCall, HistoryStore}
+)
+
+// HistoryOf is the host's history settings for a call; person says the
+// input came from a person's command line (off unless asked).
+func HistoryOf(s Settings, person bool) history.Settings {
+	hs := history.Defaults
+	if s == nil {
+		return hs
+	}
+	hs.Mode = history.Mode(History.Get(s))
+	if hs.Mode == "" {
+		hs.Mode = history.Undo
+		if person {
+			hs.Mode = history.Off
+		}
+	}
+	hs.Keeper = HistoryKeeper.Get(s)
+	if n := HistoryMaxFile.Get(s); n > 0 {
+		hs.MaxFile = int64(n)
+	}
+	if n := HistoryMaxCall.Get(s); n > 0 {
+		hs.MaxCallBytes = int64(n)
+	}
+	hs.StoreCap = int64(max(0, HistoryStore.Get(s)))
+	return hs
+}
+
+// beginHistory begins a call's history, when the applet is followed and
+// history is on; a note says why it is off for the call, when that is
+// worth saying.
+func (ap Applet[A]) beginHistory(ctx context.Context, a *A, h Host) (*history.Call, string) {
+	if ap.Tracks == Untracked || h.Settings == nil {
+		return nil, ""
+	}
+	hs := HistoryOf(h.Settings, h.Person)
+	switch hs.Mode {
+	case history.Off:
+		return nil, ""
+	case history.Report, history.Undo:
+	default:
+		return nil, fmt.Sprintf("[history is off for this call: --history must be off, report or undo, not %q]", hs.Mode)
+	}
+	dir, rootDir := "", ""
+	if h.Root != nil {
+		rootDir = h.Root.Dir()
+	}
+	if ap.WorkDir != nil {
+		dir = ap.WorkDir(a, h)
+	}
+	if dir == "" {
+		dir = rootDir
+	}
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	tree, why := history.Tree(dir, rootDir)
+	if tree == "" {
+		return nil, "[" + why + "]"
+	}
+	c, err := history.Begin(ctx, ap.Name, tree, ap.Tracks == Scanned, hs)
+	if err != nil {
+		return c, "[history: " + err.Error() + "]"
+	}
+	return c, ""
+}
+
+// endHistory ends it: what the call changed goes into the outcome, as
+// "changes" and as lines of its text.
+func endHistory(ctx context.Context, c *history.Call, tracks Tracks, o outcome.Outcome) outcome.Outcome {
+	ch, err := c.End(ctx, o.Wrote)
+	if err != nil {
+		return withLines(o, []string{"[history: " + err.Error() + "]"})
+	}
+	o.Changes = ch
+	if o.Kind != outcome.Done {
+		return o
+	}
+	if tracks != Said {
+		return withLines(o, history.Lines(ch, false))
+	}
+	// Its text names its change already: the call's number is added to
+	// it, and what it does not say follows it.
+	if len(ch.Files) > 0 {
+		o.Text = history.Mark(o.Text, ch.Call)
+	}
+	for _, l := range history.Lines(ch, true) {
+		o.Text += l + "\n"
+	}
+	return o
+}
+
+// withLines puts bracketed lines into a done outcome's text, before its
+// last line (shell's [exit N], which stays last), and into its epilogue.
+func withLines(o outcome.Outcome, lines []string) outcome.Outcome {
+	if len(lines) == 0 || o.Kind != outcome.Done {
+		return o
+	}
+	add := strings.Join(lines, "\n") + "\n"
+	o.Text = beforeLast(o.Text, add)
+	if o.Epilogue != "" {
+		o.Epilogue = beforeLast(o.Epilogue, add)
+	}
+	return o
+}
+
+// beforeLast puts add before the last line of s.
+func beforeLast(s, add string) string {
+	body := strings.TrimSuffix(s, "\n")
+	i := strings.LastIndexByte(body, '\n') + 1
+	return s[:i] + add + s[i:]
+}

@@ -1,0 +1,573 @@
+package history
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"toolkit/internal/diff"
+	"toolkit/internal/outcome"
+	"toolkit/internal/text"
+)
+
+// Call is one call's history, from Begin to End.
+type Call struct {
+	N     int64
+	tree  string
+	tool  string
+	scan  bool
+	s     Settings
+	head  string
+	began time.Time
+
+	outside []fileRecord // found by the scan before the call
+	since   int64        // the call on the tree before them
+	undid   []int64      // an undo's: the calls it took back
+}
+
+// Begin begins a call's history on tree (from Tree). With scan, the call's
+// changes are found by scanning the tree before and after it (shell, job),
+// and what changed since the last call is found now and kept apart;
+// without, the call says what it changed (End's wrote). The first scan of
+// a tree makes its index, and captures its baseline: in a background
+// toolkit with the keeper, else here, before the call's command runs.
+func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call, error) {
+	if s.Mode == Off || s.Mode == "" {
+		return nil, errOff
+	}
+	h, err := open(s)
+	if err != nil {
+		return nil, err
+	}
+	defer h.close()
+	n, err := h.nextCall()
+	if err != nil {
+		return nil, err
+	}
+	c := &Call{N: n, tree: tree, tool: tool, scan: scan, s: s, began: now(), head: gitHead(tree)}
+	if err := h.appendRecord(record{Call: n, Tree: tree, Tool: tool, Begin: &c.began}); err != nil {
+		return nil, err
+	}
+	if err := h.opened(n, tree); err != nil {
+		return nil, err
+	}
+	_, interrupted := h.openCalls(tree)
+	if !scan && len(interrupted) == 0 {
+		return c, nil
+	}
+	idx, err := readIndex(h.indexPath(tree))
+	if err != nil {
+		idx = &Index{} // a corrupt index: the tree is looked at anew
+	}
+	first := len(idx.Entries) == 0
+	next, files, err := h.rescan(ctx, tree, idx, first)
+	if err != nil {
+		return c, err
+	}
+	if err := next.write(h.indexPath(tree)); err != nil {
+		return c, err
+	}
+	switch {
+	case first:
+		c.baseline(ctx, h)
+	case len(interrupted) > 0:
+		// A call killed before its end: what changed since is its.
+		end := now()
+		last := interrupted[len(interrupted)-1]
+		for _, m := range interrupted {
+			r := record{Call: m, End: &end, Interrupted: true}
+			if m == last {
+				r.Files = files
+			}
+			_ = h.appendRecord(r)
+			h.closed(m)
+		}
+		h.setLast(tree, last)
+	case len(files) > 0:
+		c.outside, c.since = files, h.last(tree)
+	}
+	return c, nil
+}
+
+// last is the call that last ended on tree; setLast says it.
+func (h *history) last(tree string) int64 {
+	b, _ := os.ReadFile(filepath.Join(h.dir, "trees", treeID(tree)+".last"))
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}
+
+func (h *history) setLast(tree string, n int64) {
+	_ = writeSynced(filepath.Join(h.dir, "trees", treeID(tree)+".last"), []byte(strconv.FormatInt(n, 10)+"\n"))
+}
+
+// End ends the call's history: what it changed, found by a scan or said by
+// wrote, kept and said.
+func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes, error) {
+	h, err := open(c.s)
+	if err != nil {
+		return nil, err
+	}
+	defer h.close()
+	defer h.closed(c.N)
+	idx, err := readIndex(h.indexPath(c.tree))
+	if err != nil {
+		idx = &Index{}
+	}
+	var files []fileRecord
+	if c.scan {
+		var next *Index
+		if next, files, err = h.rescan(ctx, c.tree, idx, false); err != nil {
+			return nil, err
+		}
+		if err := next.write(h.indexPath(c.tree)); err != nil {
+			return nil, err
+		}
+	} else if len(wrote) > 0 {
+		if files, err = h.said(c.tree, idx, wrote); err != nil {
+			return nil, err
+		}
+		if err := idx.write(h.indexPath(c.tree)); err != nil {
+			return nil, err
+		}
+	}
+	running, _ := h.openCalls(c.tree)
+	end := now()
+	r := record{Call: c.N, End: &end, Files: files, Outside: c.outside, Since: c.since, Git: moved(c.head, gitHead(c.tree)), Undid: c.undid}
+	for _, m := range running {
+		if m != c.N {
+			r.During = append(r.During, m)
+		}
+	}
+	if h.store != nil {
+		if err := h.store.sync(); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.appendRecord(r); err != nil {
+		return nil, err
+	}
+	h.setLast(c.tree, c.N)
+	return r.changes(), nil
+}
+
+// changes is what the model is told of a call's record.
+func (r record) changes() *outcome.Changes {
+	ch := &outcome.Changes{Call: r.Call, Files: changed(r.Files), During: r.During, Git: r.Git, Interrupted: r.Interrupted}
+	if ch.Files == nil {
+		ch.Files = []outcome.ChangedFile{}
+	}
+	if len(r.Outside) > 0 {
+		ch.Outside = &outcome.Outside{Since: r.Since, Files: changed(r.Outside)}
+	}
+	return ch
+}
+
+// rescan walks tree and compares it with idx: the tree's next index, and
+// what changed. first makes the index of a tree seen for the first time:
+// no change is said then.
+func (h *history) rescan(ctx context.Context, tree string, idx *Index, first bool) (*Index, []fileRecord, error) {
+	began := now()
+	now, err := walkTree(ctx, tree, h.skip(tree))
+	if err != nil {
+		return idx, nil, err
+	}
+	if len(now) > h.s.MaxTree {
+		return idx, nil, fmt.Errorf("%s holds %d files, more than the %d history keeps the history of", tree, len(now), h.s.MaxTree)
+	}
+	markRacy(now, began)
+	next := &Index{Entries: make([]Entry, 0, len(now))}
+	if first {
+		for _, s := range now {
+			next.Entries = append(next.Entries, s.Entry)
+		}
+		return next, nil, nil
+	}
+	r, err := os.OpenRoot(tree)
+	if err != nil {
+		return idx, nil, err
+	}
+	defer r.Close()
+	cmp := comparer{h: h, r: r, budget: budget{bytes: h.s.MaxCallBytes, files: h.s.MaxCallFiles}}
+	var files []fileRecord
+	// The added directories that gain BigDir files or more are one entry.
+	big := bigDirs(idx, now, h.s.BigDir)
+	i, j := 0, 0
+	for i < len(idx.Entries) || j < len(now) {
+		switch {
+		case j == len(now) || i < len(idx.Entries) && idx.Entries[i].Path < now[j].Path:
+			if fr, ok := cmp.gone(&idx.Entries[i]); ok {
+				files = append(files, fr)
+			}
+			i++
+		case i == len(idx.Entries) || now[j].Path < idx.Entries[i].Path:
+			e, fr, ok := cmp.came(&now[j], big)
+			next.Entries = append(next.Entries, e)
+			if ok {
+				files = append(files, fr)
+			}
+			j++
+		default:
+			e, fr, ok := cmp.same(&idx.Entries[i], &now[j])
+			next.Entries = append(next.Entries, e)
+			if ok {
+				files = append(files, fr)
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return next, collapse(files, big), nil
+}
+
+// skip is what a scan of tree leaves out: the state directory, should it
+// be inside the tree.
+func (h *history) skip(tree string) string {
+	st := filepath.Dir(h.dir)
+	if rel, err := filepath.Rel(tree, st); err == nil && !strings.HasPrefix(rel, "..") && rel != "." {
+		return filepath.ToSlash(rel)
+	}
+	return ""
+}
+
+// budget is what a call may still keep.
+type budget struct {
+	bytes int64
+	files int
+}
+
+// comparer compares a tree's entries before and after, keeping contents.
+type comparer struct {
+	h      *history
+	r      *os.Root // the tree, which contents are read through
+	budget budget
+}
+
+// keep stores content, within the host's bounds and the call's budget,
+// and says why not where it does not.
+func (c *comparer) keep(content []byte) (bool, string) {
+	switch {
+	case c.h.store == nil:
+		return false, "history only reports (--history report)"
+	case int64(len(content)) > c.h.s.MaxFile:
+		return false, fmt.Sprintf("too large (%s; history keeps files of up to %s)", size(int64(len(content))), size(c.h.s.MaxFile))
+	}
+	sum := hashOf(content)
+	if c.h.store.has(sum) {
+		return true, ""
+	}
+	if c.budget.files <= 0 || int64(len(content)) > c.budget.bytes {
+		return false, "the call kept as much as it may (--history-max-call)"
+	}
+	if _, err := c.h.store.put(content); err != nil {
+		return false, "the store could not keep it: " + err.Error()
+	}
+	c.budget.files--
+	c.budget.bytes -= int64(len(content))
+	return true, ""
+}
+
+// gone is a path that is no longer there.
+func (c *comparer) gone(old *Entry) (fileRecord, bool) {
+	fr := fileRecord{Path: old.Path, Status: "D", Dir: old.isDir(), Heavy: old.Flags&Heavy != 0, PreMode: old.Mode, Bytes: old.Size}
+	if old.Sum != ([32]byte{}) {
+		fr.Pre = hex.EncodeToString(old.Sum[:])
+		fr.PreKept = old.Flags&Stored != 0 && c.h.store != nil && c.h.store.has(old.Sum)
+	}
+	if !fr.Dir && !fr.PreKept {
+		fr.Why = c.notKept(old)
+	}
+	if fr.PreKept && old.isReg() {
+		if pre, err := c.h.store.get(old.Sum); err == nil && isText(pre) {
+			n := text.LineCount(pre)
+			fr.Removed = &n
+		}
+	}
+	return fr, true
+}
+
+// notKept says why the content an entry had is not kept.
+func (c *comparer) notKept(e *Entry) string {
+	switch {
+	case c.h.store == nil:
+		return "history only reports (--history report)"
+	case e.isReg() && e.Size > c.h.s.MaxFile:
+		return fmt.Sprintf("too large (%s; history keeps files of up to %s)", size(e.Size), size(c.h.s.MaxFile))
+	case e.Flags&Heavy != 0:
+		return "a heavy directory is not kept"
+	}
+	return "its content before was not captured yet"
+}
+
+// came is a path that was not there: its entry, and its record.
+func (c *comparer) came(s *seen, big map[string]int) (Entry, fileRecord, bool) {
+	e := s.Entry
+	fr := fileRecord{Path: e.Path, Status: "A", Dir: e.isDir(), Heavy: e.Flags&Heavy != 0, PostMode: e.Mode, Bytes: e.Size}
+	if e.isDir() || underBig(e.Path, big) {
+		return e, fr, true
+	}
+	content, ok := s.content(c.r)
+	if !ok {
+		return e, fr, true
+	}
+	if content != nil {
+		e.Sum = hashOf(content)
+		fr.Post = hex.EncodeToString(e.Sum[:])
+		if kept, _ := c.keep(content); kept {
+			e.Flags |= Stored
+			fr.PostKept = true
+		}
+		if e.isReg() && isText(content) {
+			n := text.LineCount(content)
+			fr.Added = &n
+		}
+	}
+	return e, fr, true
+}
+
+// same is a path there before and after: unchanged when its stat is (and
+// it was not racy), or when its content and mode are.
+func (c *comparer) same(old *Entry, s *seen) (Entry, fileRecord, bool) {
+	e := s.Entry
+	if sameStat(old, &e) && old.Flags&Racy == 0 {
+		e.Sum, e.Flags = old.Sum, e.Flags&^Stored|old.Flags&Stored
+		return e, fileRecord{}, false
+	}
+	if e.isDir() && old.isDir() {
+		if e.Flags&Heavy == 0 {
+			return e, fileRecord{}, false // its entries say what changed in it
+		}
+		fr := fileRecord{Path: e.Path, Status: "M", Dir: true, Heavy: true, Why: "a heavy directory is not kept"}
+		return e, fr, !sameStat(old, &e)
+	}
+	content, ok := s.content(c.r)
+	if !ok {
+		// Changed again while it was read: the next scan looks at it.
+		e.Flags |= Racy
+		e.Sum, e.Flags = old.Sum, e.Flags|old.Flags&Stored
+		return e, fileRecord{}, false
+	}
+	if content != nil {
+		e.Sum = hashOf(content)
+	}
+	if content != nil && e.Sum == old.Sum && e.Mode == old.Mode {
+		e.Flags |= old.Flags & Stored
+		return e, fileRecord{}, false
+	}
+	fr := fileRecord{Path: e.Path, Status: "M", PreMode: old.Mode, PostMode: e.Mode, Bytes: e.Size}
+	if old.Sum != ([32]byte{}) {
+		fr.Pre = hex.EncodeToString(old.Sum[:])
+		fr.PreKept = old.Flags&Stored != 0 && c.h.store != nil && c.h.store.has(old.Sum)
+	}
+	if !fr.PreKept {
+		fr.Why = c.notKept(old)
+	}
+	if content != nil {
+		fr.Post = hex.EncodeToString(e.Sum[:])
+		if kept, _ := c.keep(content); kept {
+			e.Flags |= Stored
+			fr.PostKept = true
+		}
+		if fr.PreKept && e.isReg() && len(content) <= maxCounted && isText(content) {
+			if pre, err := c.h.store.get(old.Sum); err == nil && isText(pre) {
+				a, r := diff.Count(pre, content)
+				fr.Added, fr.Removed = &a, &r
+			}
+		}
+	}
+	return e, fr, true
+}
+
+// maxCounted is the largest file whose changed lines are counted.
+const maxCounted = 1 << 20
+
+// bigDirs are the directories added since idx that hold bigDir new files
+// or more, by their path (the topmost of them), with their count.
+func bigDirs(idx *Index, now []seen, bigDir int) map[string]int {
+	added := map[string]bool{}
+	counts := map[string]int{}
+	for _, s := range now {
+		if idx.find(s.Path) != nil {
+			continue
+		}
+		if s.isDir() {
+			if !underAny(s.Path, added) {
+				added[s.Path] = true
+			}
+			continue
+		}
+		for d := range added {
+			if strings.HasPrefix(s.Path, d+"/") {
+				counts[d]++
+			}
+		}
+	}
+	big := map[string]int{}
+	for d, n := range counts {
+		if n >= bigDir {
+			big[d] = n
+		}
+	}
+	return big
+}
+
+func underAny(p string, dirs map[string]bool) bool {
+	for d := range dirs {
+		if strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func underBig(p string, big map[string]int) bool {
+	for d := range big {
+		if strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// collapse makes each big directory's records one: "A build/ (12,345
+// files, 180 MB, not kept)".
+func collapse(files []fileRecord, big map[string]int) []fileRecord {
+	if len(big) == 0 {
+		return files
+	}
+	var out []fileRecord
+	bytes := map[string]int64{}
+	for _, f := range files {
+		if d := bigOf(f.Path, big); d != "" {
+			bytes[d] += f.Bytes
+			continue
+		}
+		out = append(out, f)
+	}
+	for i := range out {
+		if n, ok := big[out[i].Path]; ok {
+			out[i].Files, out[i].Bytes = n, bytes[out[i].Path]
+			out[i].Why = fmt.Sprintf("a directory of %d new files is not kept", n)
+		}
+	}
+	return out
+}
+
+func bigOf(p string, big map[string]int) string {
+	for d := range big {
+		if strings.HasPrefix(p, d+"/") {
+			return d
+		}
+	}
+	return ""
+}
+
+// said records the files a call said it wrote (write, edit, patch): their
+// contents before and after are kept as they are, and their entries set
+// from their stat now, so that the next scan does not find them again.
+func (h *history) said(tree string, idx *Index, wrote []outcome.Wrote) ([]fileRecord, error) {
+	cmp := comparer{h: h, budget: budget{bytes: h.s.MaxCallBytes, files: h.s.MaxCallFiles}}
+	var files []fileRecord
+	for _, w := range wrote {
+		rel, err := filepath.Rel(tree, w.Path)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || rel == "." {
+			continue // outside the tree
+		}
+		rel = filepath.ToSlash(rel)
+		old := idx.find(rel)
+		fr := fileRecord{Path: rel}
+		switch {
+		case !w.Existed && !w.Exists:
+			continue
+		case !w.Existed:
+			fr.Status = "A"
+		case !w.Exists:
+			fr.Status = "D"
+		default:
+			fr.Status = "M"
+		}
+		if old != nil {
+			fr.PreMode = old.Mode
+		}
+		switch {
+		case w.Existed && w.Before != nil:
+			sum := hashOf(w.Before)
+			fr.Pre = hex.EncodeToString(sum[:])
+			fr.PreKept, fr.Why = cmp.keep(w.Before)
+		case w.Existed:
+			fr.Why = fmt.Sprintf("too large (history keeps files of up to %s)", size(h.s.MaxFile))
+		}
+		if w.Exists && w.After == nil {
+			// Written as it came (a person's stdin): read back.
+			w.After, _ = os.ReadFile(w.Path)
+		}
+		if w.Exists {
+			sum := hashOf(w.After)
+			fr.Post = hex.EncodeToString(sum[:])
+			fr.PostKept, _ = cmp.keep(w.After)
+			fr.Bytes = int64(len(w.After))
+		}
+		switch {
+		case fr.Status == "M" && len(w.After) <= maxCounted && isText(w.After) && isText(w.Before):
+			a, r := diff.Count(w.Before, w.After)
+			fr.Added, fr.Removed = &a, &r
+		case fr.Status == "A" && isText(w.After):
+			n := text.LineCount(w.After)
+			fr.Added = &n
+		case fr.Status == "D" && isText(w.Before):
+			n := text.LineCount(w.Before)
+			fr.Removed = &n
+		}
+		// The entry as a scan would make it now.
+		e, ok := statOf(tree, rel)
+		if ok && w.Exists {
+			e.Sum = hashOf(w.After)
+			if fr.PostKept {
+				e.Flags |= Stored
+			}
+			fr.PostMode = e.Mode
+			markEntryRacy(&e, now())
+		}
+		idx.set(rel, e, ok && w.Exists)
+		files = append(files, fr)
+	}
+	return files, nil
+}
+
+// markEntryRacy flags e racy when its times are too near t.
+func markEntryRacy(e *Entry, t time.Time) {
+	edge := t.Add(-racyWindow).UnixNano()
+	if e.Mtime >= edge || e.Ctime >= edge {
+		e.Flags |= Racy
+	}
+}
+
+// set puts e as the entry of path (there: else the path is gone), keeping
+// the entries sorted.
+func (x *Index) set(path string, e Entry, there bool) {
+	i, found := slices.BinarySearchFunc(x.Entries, path, func(e Entry, p string) int { return strings.Compare(e.Path, p) })
+	switch {
+	case found && there:
+		x.Entries[i] = e
+	case found:
+		x.Entries = slices.Delete(x.Entries, i, i+1)
+	case there:
+		x.Entries = slices.Insert(x.Entries, i, e)
+	}
+}
+
+// size words a count of bytes as read's pictures do: 900 bytes, 412 KB,
+// 2.1 MB.
+func size(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%d KB", (n+500)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}

@@ -1,0 +1,401 @@
+// Package history tells what every call changed under its tree and keeps
+// what undo needs to take it back, without git, in bounded disk.
+//
+// The tree is the host's --root, else the top of the git work tree around
+// the call's directory, else that directory; never / or the temporary
+// directory itself. It is walked as grep and glob walk it (the same ignore
+// rules), hidden names included, .git never, plus the small files the
+// ignore files leave out (.env); heavy directories (node_modules, .venv, …)
+// are one entry each, their own stat standing for what they hold.
+//
+// A tree's index keeps each path's stat and content sha256, as git's index
+// does, sorted on disk (trees/ID.index). A shell call is scanned before and
+// after its command: a path whose stat changed is hashed, and is a change
+// only if its content or mode did (git's racy rule makes an entry stamped
+// within a tick of its scan hashed again next time). What changed between
+// calls is found by the scan before, and said apart. write, edit and patch
+// say themselves what they changed, with the bytes before and after: no
+// scan. Contents up to the host's cap are kept in a store of whole contents
+// by sha256, flate level 1, in append-only packs (store); the calls in an
+// append-only log (calls.jsonl). The first scan of a tree captures its
+// baseline, in a background toolkit or in the call.
+//
+// Everything lives in the state directory's history/, which a confined
+// command cannot write: a command can neither forge history nor poison a
+// pre-image.
+package history
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
+	"toolkit/internal/root"
+	"toolkit/internal/state"
+	"toolkit/internal/text"
+)
+
+// Mode is what history does for a call: nothing, report its changes, or
+// report them and keep what undo needs.
+type Mode string
+
+const (
+	Off    Mode = "off"
+	Report Mode = "report"
+	Undo   Mode = "undo"
+)
+
+// Settings are the host's bounds of history.
+type Settings struct {
+	Mode         Mode
+	MaxFile      int64 // a file's content is kept up to this
+	MaxCallBytes int64 // a call keeps at most this much new content
+	MaxCallFiles int   // … and at most this many files
+	BigDir       int   // a directory that gains this many files in a call is one entry
+	MaxTree      int   // a tree of more files is not tracked
+	StoreCap     int64 // the store's cap; 0: min(512 MiB, 10 % of the free space)
+	// Keeper captures a tree's baseline in a background toolkit; without it
+	// the first call captures it before its command runs.
+	Keeper bool
+}
+
+// Defaults are the bounds when the host gives none.
+var Defaults = Settings{Mode: Undo, MaxFile: 2 << 20, MaxCallBytes: 64 << 20, MaxCallFiles: 20_000, BigDir: 1000, MaxTree: 300_000, Keeper: true}
+
+// history is the state directory's history, open for one call.
+type history struct {
+	dir   string
+	s     Settings
+	lock  *os.File
+	store *store
+}
+
+// open opens history/ in the state directory, and takes its lock.
+func open(s Settings) (*history, error) {
+	st, err := state.Dir("history")
+	if err != nil {
+		return nil, err
+	}
+	h := &history{dir: filepath.Join(st, "history"), s: s}
+	for _, sub := range []string{"trees", "open", "packs"} {
+		if err := os.MkdirAll(filepath.Join(h.dir, sub), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	if h.lock, err = os.OpenFile(filepath.Join(h.dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(h.lock.Fd()), unix.LOCK_EX); err != nil {
+		h.lock.Close()
+		return nil, err
+	}
+	if s.Mode == Undo {
+		if h.store, err = openStore(filepath.Join(h.dir, "packs"), storeCap(h.dir, s.StoreCap)); err != nil {
+			h.close()
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// close makes what was kept durable and lets go of the lock.
+func (h *history) close() error {
+	var err error
+	if h.store != nil {
+		err = h.store.close()
+	}
+	h.lock.Close() // the lock goes with it
+	return err
+}
+
+// storeCap is the store's cap: the host's, or min(512 MiB, 10 % of its
+// file system's free space), and on a tmpfs (memory) min(64 MiB, 5 %).
+func storeCap(dir string, host int64) int64 {
+	if host > 0 {
+		return host
+	}
+	var fs unix.Statfs_t
+	if unix.Statfs(dir, &fs) != nil {
+		return 64 << 20
+	}
+	free := int64(fs.Bavail) * fs.Bsize
+	if fs.Type == unix.TMPFS_MAGIC {
+		return min(64<<20, free/20)
+	}
+	return min(512<<20, free/10)
+}
+
+// Tree is the tree a call's history is kept for: the root, else the top
+// of the git work tree around dir, else dir. "" and why, where there is
+// none to keep: / and the temporary directory itself are not trees.
+func Tree(dir, rootDir string) (string, string) {
+	tree := rootDir
+	if tree == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return "", "history is off for this call: " + err.Error()
+		}
+		tree = abs
+		for d := abs; ; d = filepath.Dir(d) {
+			if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+				tree = d
+				break
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if tree == "/" || tree == filepath.Clean(os.TempDir()) {
+		return "", fmt.Sprintf("history is off for this call: %s is not a tree toolkit keeps the history of (/ and the temporary directory never are)", tree)
+	}
+	return tree, ""
+}
+
+// treeID names a tree's files in trees/.
+func treeID(tree string) string {
+	sum := sha256.Sum256([]byte(tree))
+	return hex.EncodeToString(sum[:8])
+}
+
+func (h *history) indexPath(tree string) string {
+	return filepath.Join(h.dir, "trees", treeID(tree)+".index")
+}
+
+// nextCall is a new call number, unique in the state directory.
+func (h *history) nextCall() (int64, error) {
+	path := filepath.Join(h.dir, "seq")
+	b, _ := os.ReadFile(path)
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	n++
+	if err := writeSynced(path, []byte(strconv.FormatInt(n, 10)+"\n")); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// writeSynced writes a small file whole: a temporary file, synced, renamed.
+func writeSynced(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// record is a line of calls.jsonl: a call's beginning, or its end with
+// what it changed.
+type record struct {
+	Call        int64        `json:"call"`
+	Tree        string       `json:"tree,omitempty"`
+	Tool        string       `json:"tool,omitempty"`
+	Begin       *time.Time   `json:"begin,omitempty"`
+	End         *time.Time   `json:"end,omitempty"`
+	Files       []fileRecord `json:"files,omitempty"`
+	Outside     []fileRecord `json:"outside,omitempty"`
+	Since       int64        `json:"since,omitempty"`
+	During      []int64      `json:"during,omitempty"`
+	Git         string       `json:"git,omitempty"`
+	Interrupted bool         `json:"interrupted,omitempty"`
+	Undid       []int64      `json:"undid,omitempty"` // an undo's: the calls it took back
+}
+
+// fileRecord is what a call did to one path: its content's sha256 and mode
+// before and after ("" where there was none, or it was not known), and
+// whether each is kept.
+type fileRecord struct {
+	Path     string `json:"path"`
+	Status   string `json:"status"` // A, M, D
+	Dir      bool   `json:"dir,omitempty"`
+	Heavy    bool   `json:"heavy,omitempty"`
+	Pre      string `json:"pre,omitempty"`
+	PreMode  uint32 `json:"pre_mode,omitempty"`
+	PreKept  bool   `json:"pre_kept,omitempty"`
+	Post     string `json:"post,omitempty"`
+	PostMode uint32 `json:"post_mode,omitempty"`
+	PostKept bool   `json:"post_kept,omitempty"`
+	Added    *int   `json:"added,omitempty"`
+	Removed  *int   `json:"removed,omitempty"`
+	Bytes    int64  `json:"bytes,omitempty"`
+	Files    int    `json:"files,omitempty"` // a big directory's files
+	Why      string `json:"why,omitempty"`   // why the change cannot be taken back
+}
+
+// restorable says undo can take the change back: what was there before is
+// known and kept (nothing, for a path the call made).
+func (f *fileRecord) restorable() bool {
+	switch {
+	case f.Why != "":
+		return false
+	case f.Status == "A":
+		return true
+	}
+	return f.PreKept || f.Dir
+}
+
+// appendRecord adds r to the log, synced.
+func (h *history) appendRecord(r record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(h.dir, "calls.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return unix.Fdatasync(int(f.Fd()))
+}
+
+// records reads the log; a torn last line (toolkit killed mid-append) is
+// left out.
+func (h *history) records() ([]record, error) {
+	b, err := os.ReadFile(filepath.Join(h.dir, "calls.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []record
+	for line := range strings.Lines(string(b)) {
+		var r record
+		if strings.HasSuffix(line, "\n") && json.Unmarshal([]byte(line), &r) == nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// openCall is a call begun and not ended, as open/N says it.
+type openCall struct {
+	Tree    string `json:"tree"`
+	Pid     int    `json:"pid"`
+	Started uint64 `json:"started"` // the process's start, in ticks: a pid reused is not it
+}
+
+// opened marks call n open, by this process.
+func (h *history) opened(n int64, tree string) error {
+	self, _ := proc.Lookup(os.Getpid())
+	b, _ := json.Marshal(openCall{Tree: tree, Pid: os.Getpid(), Started: self.Start})
+	return writeSynced(filepath.Join(h.dir, "open", strconv.FormatInt(n, 10)), b)
+}
+
+// openCalls are the calls on tree begun and not ended: those whose process
+// is alive (running), and those whose process died (interrupted).
+func (h *history) openCalls(tree string) (running, interrupted []int64) {
+	names, _ := os.ReadDir(filepath.Join(h.dir, "open"))
+	for _, e := range names {
+		n, err := strconv.ParseInt(e.Name(), 10, 64)
+		if err != nil {
+			continue
+		}
+		var oc openCall
+		b, err := os.ReadFile(filepath.Join(h.dir, "open", e.Name()))
+		if err != nil || json.Unmarshal(b, &oc) != nil || oc.Tree != tree {
+			continue
+		}
+		if info, ok := proc.Lookup(oc.Pid); ok && info.Start == oc.Started && info.State != 'Z' {
+			running = append(running, n)
+		} else {
+			interrupted = append(interrupted, n)
+		}
+	}
+	slices.Sort(running)
+	slices.Sort(interrupted)
+	return running, interrupted
+}
+
+func (h *history) closed(n int64) { os.Remove(filepath.Join(h.dir, "open", strconv.FormatInt(n, 10))) }
+
+// gitHead is where a tree's HEAD points: its branch and commit.
+func gitHead(tree string) string {
+	git := filepath.Join(tree, ".git")
+	b, err := os.ReadFile(filepath.Join(git, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	head := strings.TrimSpace(string(b))
+	ref, ok := strings.CutPrefix(head, "ref: ")
+	if !ok {
+		return "detached " + short(head)
+	}
+	branch := strings.TrimPrefix(ref, "refs/heads/")
+	if b, err := os.ReadFile(filepath.Join(git, ref)); err == nil {
+		return branch + " " + short(strings.TrimSpace(string(b)))
+	}
+	if b, err := os.ReadFile(filepath.Join(git, "packed-refs")); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if sha, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref {
+				return branch + " " + short(sha)
+			}
+		}
+	}
+	return branch
+}
+
+func short(sha string) string { return sha[:min(len(sha), 7)] }
+
+// moved says a HEAD that moved: "HEAD main 1a2b3c4 → main 4d5e6f7".
+func moved(before, after string) string {
+	if before == after || before == "" && after == "" {
+		return ""
+	}
+	return "HEAD " + before + " → " + after
+}
+
+// isText says whether b is text, by read's rule.
+func isText(b []byte) bool {
+	_, err := text.Binary(b[:min(len(b), text.SniffSize)], int64(len(b)))
+	return err == nil
+}
+
+// rootOf opens tree for the restores, which go through os.Root.
+func rootOf(tree string) (*root.Root, error) { return root.Open(tree) }
+
+// errOff is a history that is off for a call.
+var errOff = errors.New("history is off")
+
+// changed converts a call's file records to what the model is told.
+func changed(frs []fileRecord) []outcome.ChangedFile {
+	var out []outcome.ChangedFile
+	for _, f := range frs {
+		if f.Dir && !f.Heavy && f.Files == 0 {
+			continue // a directory made or removed: its files say it
+		}
+		path := f.Path
+		if f.Dir {
+			path += "/"
+		}
+		cf := outcome.ChangedFile{Path: path, Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.restorable(), Why: f.Why}
+		out = append(out, cf)
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package history
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"toolkit/internal/diff"
+	"toolkit/internal/outcome"
+)
+
+// CallInfo is a call as the history applet lists it.
+type CallInfo struct {
+	Call        int64                 `json:"call"`
+	Tool        string                `json:"tool"`
+	Tree        string                `json:"tree"`
+	Began       time.Time             `json:"began"`
+	Ended       bool                  `json:"ended"`
+	Interrupted bool                  `json:"interrupted,omitempty"`
+	Files       []outcome.ChangedFile `json:"files"`
+	Outside     *outcome.Outside      `json:"outside,omitempty"`
+	Undid       []int64               `json:"undid,omitempty"`
+	Git         string                `json:"git,omitempty"`
+	During      []int64               `json:"during,omitempty"`
+}
+
+// calls reads the log as calls, by number.
+func (h *history) calls() (map[int64]*callState, []int64, error) {
+	recs, err := h.records()
+	if err != nil {
+		return nil, nil, err
+	}
+	byN := map[int64]*callState{}
+	var order []int64
+	for _, r := range recs {
+		c := byN[r.Call]
+		if c == nil {
+			c = &callState{n: r.Call}
+			byN[r.Call] = c
+			order = append(order, r.Call)
+		}
+		switch {
+		case r.Begin != nil:
+			c.tree, c.tool, c.began = r.Tree, r.Tool, *r.Begin
+		case r.End != nil:
+			c.ended, c.files, c.outside, c.since = true, r.Files, r.Outside, r.Since
+			c.interrupted, c.undid, c.git, c.during = r.Interrupted, r.Undid, r.Git, r.During
+		}
+	}
+	return byN, order, nil
+}
+
+// callState is a call as the log says it.
+type callState struct {
+	n           int64
+	tree, tool  string
+	began       time.Time
+	ended       bool
+	files       []fileRecord
+	outside     []fileRecord
+	since       int64
+	interrupted bool
+	undid       []int64
+	git         string
+	during      []int64
+}
+
+func (c *callState) info() CallInfo {
+	ci := CallInfo{Call: c.n, Tool: c.tool, Tree: c.tree, Began: c.began, Ended: c.ended, Interrupted: c.interrupted, Files: changed(c.files), Undid: c.undid, Git: c.git, During: c.during}
+	if ci.Files == nil {
+		ci.Files = []outcome.ChangedFile{}
+	}
+	if len(c.outside) > 0 {
+		ci.Outside = &outcome.Outside{Since: c.since, Files: changed(c.outside)}
+	}
+	return ci
+}
+
+// List is the calls, newest first, that changed something (or all of them
+// with all), from offset on, at most limit; and how many there are.
+func List(all bool, offset, limit int) ([]CallInfo, int, error) {
+	h, err := open(Settings{Mode: Report})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer h.close()
+	byN, order, err := h.calls()
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []CallInfo
+	for _, n := range slices.Backward(order) {
+		c := byN[n]
+		if all || len(c.files) > 0 || len(c.outside) > 0 || len(c.undid) > 0 {
+			out = append(out, c.info())
+		}
+	}
+	total := len(out)
+	out = out[min(offset, len(out)):]
+	return out[:min(limit, len(out))], total, nil
+}
+
+// Show is one call, and with withDiff the unified diff of its text files
+// whose contents before and after are kept.
+func Show(n int64, withDiff bool) (CallInfo, string, error) {
+	h, err := open(Settings{Mode: Undo, StoreCap: 1 << 62})
+	if err != nil {
+		return CallInfo{}, "", err
+	}
+	defer h.close()
+	byN, _, err := h.calls()
+	if err != nil {
+		return CallInfo{}, "", err
+	}
+	c := byN[n]
+	if c == nil {
+		return CallInfo{}, "", fmt.Errorf("no call %d in this state directory's history", n)
+	}
+	if !withDiff {
+		return c.info(), "", nil
+	}
+	var b strings.Builder
+	for _, f := range c.files {
+		if f.Dir {
+			continue
+		}
+		before, okB := h.content(f.Pre, f.Status == "A")
+		after, okA := h.content(f.Post, f.Status == "D")
+		switch {
+		case !okB || !okA:
+			fmt.Fprintf(&b, "[%s %s: its content %s is not kept]\n", f.Status, f.Path, map[bool]string{true: "after", false: "before"}[okB])
+		case !isText(before) || !isText(after):
+			fmt.Fprintf(&b, "[%s %s: binary]\n", f.Status, f.Path)
+		default:
+			b.WriteString(diff.Unified(f.Path, before, after))
+		}
+	}
+	return c.info(), b.String(), nil
+}
+
+// content is the kept content of sum (hex); none is an empty content when
+// the file was not there.
+func (h *history) content(sum string, none bool) ([]byte, bool) {
+	if none {
+		return nil, true
+	}
+	if sum == "" || h.store == nil {
+		return nil, false
+	}
+	var s [32]byte
+	if b, err := hex.DecodeString(sum); err != nil || len(b) != 32 {
+		return nil, false
+	} else {
+		copy(s[:], b)
+	}
+	b, err := h.store.get(s)
+	return b, err == nil
+}
+
+var _ = context.Background
+var _ = os.Getpid

@@ -1,0 +1,293 @@
+package history
+
+import (
+	"bytes"
+	"compress/flate"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// store keeps whole contents by their sha256, each once, compressed with
+// flate at level 1, in append-only packs: packs/N.pack holds frames
+//
+//	"TKB1" sha256[32] rawLen[4] compLen[4] deflated[compLen]
+//
+// and packs/N.idx a record of 48 bytes for each, written after its frame:
+//
+//	sha256[32] pack[4] offset[8] compLen[4]
+//
+// A pack is at most maxPack bytes; the oldest pack goes first when the
+// store is over its cap, and what was in it is no longer undoable. A torn
+// tail (toolkit killed mid-append) is cut when the store is opened: an idx
+// record whose frame is not whole in its pack, and the pack's bytes after
+// its last whole frame. Nothing is read back without its sha256 checking.
+type store struct {
+	dir   string
+	cap   int64
+	locs  map[[32]byte]loc
+	sizes map[int]int64 // each pack's bytes
+	total int64
+
+	cur, curIdx *os.File // the pack being appended, opened when first needed
+	curNum      int
+	dirty       bool
+	readers     map[int]*os.File
+}
+
+type loc struct {
+	pack int
+	off  int64
+	n    uint32
+}
+
+const (
+	maxPack     = 64 << 20
+	frameHeader = 4 + 32 + 4 + 4
+	idxRecord   = 48
+)
+
+var frameMagic = []byte("TKB1")
+
+// openStore opens the store in dir, capped at cap bytes, and cuts the torn
+// tails it finds.
+func openStore(dir string, cap int64) (*store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	s := &store{dir: dir, cap: cap, locs: map[[32]byte]loc{}, sizes: map[int]int64{}, readers: map[int]*os.File{}}
+	for _, n := range s.packs() {
+		if err := s.load(n); err != nil {
+			return nil, err
+		}
+		s.curNum = max(s.curNum, n)
+	}
+	return s, nil
+}
+
+// packs are the numbers of the packs there are, oldest first.
+func (s *store) packs() []int {
+	names, _ := filepath.Glob(filepath.Join(s.dir, "*.idx"))
+	var out []int
+	for _, name := range names {
+		if n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(name), ".idx")); err == nil {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s *store) packPath(n int) string { return filepath.Join(s.dir, fmt.Sprintf("%06d.pack", n)) }
+func (s *store) idxPath(n int) string  { return filepath.Join(s.dir, fmt.Sprintf("%06d.idx", n)) }
+
+// load reads pack n's records, cutting a torn tail from both files.
+func (s *store) load(n int) error {
+	idx, err := os.ReadFile(s.idxPath(n))
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(s.packPath(n))
+	if err != nil {
+		// A pack gone (removed by hand, or its removal cut short): its
+		// records go with it.
+		os.Remove(s.idxPath(n))
+		return nil
+	}
+	size := fi.Size()
+	good, end := 0, int64(0)
+	for len(idx)-good >= idxRecord {
+		r := idx[good : good+idxRecord]
+		var sum [32]byte
+		copy(sum[:], r[:32])
+		off := int64(binary.LittleEndian.Uint64(r[36:]))
+		cn := binary.LittleEndian.Uint32(r[44:])
+		if off != end || off+frameHeader+int64(cn) > size {
+			break
+		}
+		s.locs[sum] = loc{n, off, cn}
+		end = off + frameHeader + int64(cn)
+		good += idxRecord
+	}
+	if good != len(idx) {
+		if err := os.Truncate(s.idxPath(n), int64(good)); err != nil {
+			return err
+		}
+	}
+	if end != size {
+		if err := os.Truncate(s.packPath(n), end); err != nil {
+			return err
+		}
+	}
+	s.sizes[n] = end
+	s.total += end
+	return nil
+}
+
+// has says whether the content of sum is in the store.
+func (s *store) has(sum [32]byte) bool {
+	_, ok := s.locs[sum]
+	return ok
+}
+
+// put keeps data, if it is not kept already, and returns its sha256.
+func (s *store) put(data []byte) ([32]byte, error) {
+	sum := sha256.Sum256(data)
+	if s.has(sum) {
+		return sum, nil
+	}
+	var comp bytes.Buffer
+	zw, _ := flate.NewWriter(&comp, flate.BestSpeed)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		return sum, err
+	}
+	frame := make([]byte, frameHeader, frameHeader+comp.Len())
+	copy(frame, frameMagic)
+	copy(frame[4:], sum[:])
+	binary.LittleEndian.PutUint32(frame[36:], uint32(len(data)))
+	binary.LittleEndian.PutUint32(frame[40:], uint32(comp.Len()))
+	frame = append(frame, comp.Bytes()...)
+	if s.cur == nil || s.sizes[s.curNum]+int64(len(frame)) > maxPack {
+		if err := s.next(); err != nil {
+			return sum, err
+		}
+	}
+	off := s.sizes[s.curNum]
+	if _, err := s.cur.Write(frame); err != nil {
+		return sum, err
+	}
+	var rec [idxRecord]byte
+	copy(rec[:], sum[:])
+	binary.LittleEndian.PutUint32(rec[32:], uint32(s.curNum))
+	binary.LittleEndian.PutUint64(rec[36:], uint64(off))
+	binary.LittleEndian.PutUint32(rec[44:], uint32(comp.Len()))
+	if _, err := s.curIdx.Write(rec[:]); err != nil {
+		return sum, err
+	}
+	s.locs[sum] = loc{s.curNum, off, uint32(comp.Len())}
+	s.sizes[s.curNum] += int64(len(frame))
+	s.total += int64(len(frame))
+	s.dirty = true
+	return sum, nil
+}
+
+// next opens a new pack to append to: the last one while it has room, else
+// one after it.
+func (s *store) next() error {
+	if s.cur != nil {
+		if err := s.sync(); err != nil {
+			return err
+		}
+		s.cur.Close()
+		s.curIdx.Close()
+		s.cur, s.curIdx = nil, nil
+	}
+	if s.curNum == 0 || s.sizes[s.curNum] >= maxPack/2 {
+		s.curNum++
+	}
+	p, err := os.OpenFile(s.packPath(s.curNum), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	x, err := os.OpenFile(s.idxPath(s.curNum), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		p.Close()
+		return err
+	}
+	s.cur, s.curIdx = p, x
+	return nil
+}
+
+// sync makes what was appended durable: the packs first, then their
+// records. It then keeps the store within its cap.
+func (s *store) sync() error {
+	if !s.dirty {
+		return nil
+	}
+	if err := unix.Fdatasync(int(s.cur.Fd())); err != nil {
+		return err
+	}
+	if err := unix.Fdatasync(int(s.curIdx.Fd())); err != nil {
+		return err
+	}
+	s.dirty = false
+	s.trim()
+	return nil
+}
+
+// trim removes the oldest packs while the store is over its cap, keeping
+// the one being appended.
+func (s *store) trim() {
+	for _, n := range s.packs() {
+		if s.total <= s.cap || n == s.curNum {
+			return
+		}
+		os.Remove(s.idxPath(n)) // first: records without their pack are never read
+		os.Remove(s.packPath(n))
+		for sum, l := range s.locs {
+			if l.pack == n {
+				delete(s.locs, sum)
+			}
+		}
+		if f := s.readers[n]; f != nil {
+			f.Close()
+			delete(s.readers, n)
+		}
+		s.total -= s.sizes[n]
+		delete(s.sizes, n)
+	}
+}
+
+// get reads back the content of sum, checking its sha256.
+func (s *store) get(sum [32]byte) ([]byte, error) {
+	l, ok := s.locs[sum]
+	if !ok {
+		return nil, errNotStored
+	}
+	f := s.readers[l.pack]
+	if f == nil {
+		var err error
+		if f, err = os.Open(s.packPath(l.pack)); err != nil {
+			return nil, err
+		}
+		s.readers[l.pack] = f
+	}
+	frame := make([]byte, frameHeader+int(l.n))
+	if _, err := f.ReadAt(frame, l.off); err != nil {
+		return nil, fmt.Errorf("pack %d: %w", l.pack, err)
+	}
+	if !bytes.Equal(frame[:4], frameMagic) || !bytes.Equal(frame[4:36], sum[:]) || binary.LittleEndian.Uint32(frame[40:]) != l.n {
+		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, errCorrupt)
+	}
+	raw := int64(binary.LittleEndian.Uint32(frame[36:]))
+	out, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(frame[frameHeader:])), raw+1))
+	if err != nil || int64(len(out)) != raw || sha256.Sum256(out) != sum {
+		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, errCorrupt)
+	}
+	return out, nil
+}
+
+var errNotStored = errors.New("not in the store")
+
+// close syncs and closes the store.
+func (s *store) close() error {
+	err := s.sync()
+	if s.cur != nil {
+		s.cur.Close()
+		s.curIdx.Close()
+	}
+	for _, f := range s.readers {
+		f.Close()
+	}
+	return err
+}
