@@ -21,7 +21,10 @@ func toolkitCmd(args ...string) *exec.Cmd {
 	if err != nil {
 		panic(err)
 	}
-	return &exec.Cmd{Path: exe, Args: append([]string{"toolkit"}, args...), Env: os.Environ()}
+	// No history: a background capture of a tree's baseline would outlive
+	// the tests that check nothing is left (history's own scenarios turn
+	// it on).
+	return &exec.Cmd{Path: exe, Args: append([]string{"toolkit"}, args...), Env: append(os.Environ(), "TOOLKIT_HISTORY=off")}
 }
 
 // openPTY returns the two ends of a new pseudo-terminal.

@@ -27,12 +27,6 @@ import (
 var update = flag.Bool("u", false, "update the scripts' expected output")
 
 func TestMain(m *testing.M) {
-	if os.Getenv("TOOLKIT_HISTORY") == "" {
-		// Each toolkit a test runs keeps no history, unless the test asks
-		// (history's own scenarios): a background capture of a tree's
-		// baseline would outlive the scripts that check nothing is left.
-		os.Setenv("TOOLKIT_HISTORY", "off")
-	}
 	if os.Getenv("GORACE") == "" {
 		// A binary built with -race sleeps 1 s before it exits, by default:
 		// every toolkit in a script would.
@@ -76,6 +70,10 @@ func scriptParams(dir string) testscript.Params {
 			env.Defer(func() { killMarked(work) })
 			// Each script has jobs of its own.
 			env.Setenv("TOOLKIT_STATE", work+"/state")
+			// And keeps no history, unless it asks (history's own): a
+			// background capture of a tree's baseline would outlive the
+			// scripts that check nothing is left.
+			env.Setenv("TOOLKIT_HISTORY", "off")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

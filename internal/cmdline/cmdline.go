@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/confine"
+	"toolkit/internal/history"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -137,12 +138,17 @@ func (ap Applet[A]) Call(ctx context.Context, data []byte, h Host) outcome.Outco
 func (ap Applet[A]) run(ctx context.Context, a *A, h Host) outcome.Outcome {
 	recovered := replace.Recover(h.Root)
 	call, note := ap.beginHistory(ctx, a, h)
-	if call != nil {
-		h.Keeps = HistoryOf(h.Settings, h.Person).MaxFile
+	if ap.Tracks == Said && h.Settings != nil {
+		if hs, _ := on(h); hs.Mode != history.Off {
+			h.Keeps = hs.MaxFile
+		}
 	}
 	o := ap.Run(ctx, a, h)
-	if call != nil {
+	switch {
+	case call != nil:
 		o = endHistory(ctx, call, ap.Tracks, o)
+	case ap.Tracks == Said:
+		o = saidHistory(ctx, ap.Name, h, o)
 	}
 	if note != "" {
 		o = withLines(o, []string{note})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"toolkit/internal/history"
@@ -65,16 +66,12 @@ func HistoryOf(s Settings, person bool) history.Settings {
 // history is on; a note says why it is off for the call, when that is
 // worth saying.
 func (ap Applet[A]) beginHistory(ctx context.Context, a *A, h Host) (*history.Call, string) {
-	if ap.Tracks == Untracked || h.Settings == nil {
+	if ap.Tracks != Scanned || h.Settings == nil {
 		return nil, ""
 	}
-	hs := HistoryOf(h.Settings, h.Person)
-	switch hs.Mode {
-	case history.Off:
-		return nil, ""
-	case history.Report, history.Undo:
-	default:
-		return nil, fmt.Sprintf("[history is off for this call: --history must be off, report or undo, not %q]", hs.Mode)
+	hs, note := on(h)
+	if note != "" || hs.Mode == history.Off {
+		return nil, note
 	}
 	dir, rootDir := "", ""
 	if h.Root != nil {
@@ -98,6 +95,46 @@ func (ap Applet[A]) beginHistory(ctx context.Context, a *A, h Host) (*history.Ca
 		return c, "[history: " + err.Error() + "]"
 	}
 	return c, ""
+}
+
+// on is the host's history settings for a call, and a note when they are
+// wrong.
+func on(h Host) (history.Settings, string) {
+	hs := HistoryOf(h.Settings, h.Person)
+	switch hs.Mode {
+	case history.Off, history.Report, history.Undo:
+		return hs, ""
+	}
+	return hs, fmt.Sprintf("[history is off for this call: --history must be off, report or undo, not %q]", hs.Mode)
+}
+
+// saidHistory records what a call of an applet that says what it wrote
+// (write, edit, patch) wrote, in the tree of the first file it wrote: the
+// root, else the git work tree around the file, else its directory.
+func saidHistory(ctx context.Context, name string, h Host, o outcome.Outcome) outcome.Outcome {
+	if len(o.Wrote) == 0 || h.Settings == nil {
+		return o
+	}
+	hs, note := on(h)
+	if note != "" {
+		return withLines(o, []string{note})
+	}
+	if hs.Mode == history.Off {
+		return o
+	}
+	rootDir := ""
+	if h.Root != nil {
+		rootDir = h.Root.Dir()
+	}
+	tree, _ := history.Tree(filepath.Dir(o.Wrote[0].Path), rootDir)
+	if tree == "" {
+		return o // a file of /tmp itself, say: nothing to say
+	}
+	c, err := history.Begin(ctx, name, tree, false, hs)
+	if err != nil {
+		return withLines(o, []string{"[history: " + err.Error() + "]"})
+	}
+	return endHistory(ctx, c, Said, o)
 }
 
 // endHistory ends it: what the call changed goes into the outcome, as

@@ -212,6 +212,18 @@ func (h *history) rescan(ctx context.Context, tree string, idx *Index, first boo
 				files = append(files, fr)
 			}
 			j++
+		case idx.Entries[i].Mode&typeMask != now[j].Mode&typeMask:
+			// Another kind of thing under the same name (a file become a
+			// directory): the one went, the other came.
+			if fr, ok := cmp.gone(&idx.Entries[i]); ok {
+				files = append(files, fr)
+			}
+			e, fr, ok := cmp.came(&now[j], big)
+			next.Entries = append(next.Entries, e)
+			if ok {
+				files = append(files, fr)
+			}
+			i, j = i+1, j+1
 		default:
 			e, fr, ok := cmp.same(&idx.Entries[i], &now[j])
 			next.Entries = append(next.Entries, e)

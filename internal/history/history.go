@@ -139,7 +139,7 @@ func storeCap(dir string, host int64) int64 {
 
 // Tree is the tree a call's history is kept for: the root, else the top
 // of the git work tree around dir, else dir. "" and why, where there is
-// none to keep: / and the temporary directory itself are not trees.
+// none to keep: /, /tmp and the temporary directory itself are not trees.
 func Tree(dir, rootDir string) (string, string) {
 	tree := rootDir
 	if tree == "" {
@@ -158,7 +158,7 @@ func Tree(dir, rootDir string) (string, string) {
 			}
 		}
 	}
-	if tree == "/" || tree == filepath.Clean(os.TempDir()) {
+	if tree == "/" || tree == "/tmp" || tree == filepath.Clean(os.TempDir()) {
 		return "", fmt.Sprintf("history is off for this call: %s is not a tree toolkit keeps the history of (/ and the temporary directory never are)", tree)
 	}
 	return tree, ""

@@ -128,7 +128,7 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 	var changes []replace.Change
 	var wrote []outcome.Wrote
 	for _, st := range steps {
-		cur, curSum, there := current(r, st.path)
+		cur, curSum, curMode, there := current(r, st.path)
 		us := UndoStep{Path: st.path}
 		switch {
 		case st.toAbsent:
@@ -150,7 +150,7 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 			}
 			res.NotKept = append(res.NotKept, us)
 			continue
-		case st.toAbsent && !there, !st.toAbsent && there && curSum == st.toSum:
+		case st.toAbsent && !there, !st.toAbsent && there && curSum == st.toSum && curMode == st.toMode&0o7777:
 			continue // already as it was
 		case !a.Force && !st.nowAbsent && there && st.nowSum == "":
 			us.Why = "what the call left is not known (too large to hash), so a change since cannot be told"
@@ -243,18 +243,22 @@ func plan(calls []*callState) []step {
 	return out
 }
 
-// current is what path holds now: its bytes, their sha256, and whether
-// it is there.
-func current(r *root.Root, path string) ([]byte, string, bool) {
+// current is what path holds now: its bytes, their sha256, its
+// permissions, and whether it is there.
+func current(r *root.Root, path string) ([]byte, string, uint32, bool) {
 	b, err := replace.ReadWhole(r, path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 	if err != nil {
-		return nil, "", true
+		return nil, "", 0, true
+	}
+	var perm uint32
+	if fi, err := r.Lstat(path); err == nil {
+		perm = uint32(fi.Mode().Perm())
 	}
 	sum := hashOf(b)
-	return b, hex.EncodeToString(sum[:]), true
+	return b, hex.EncodeToString(sum[:]), perm, true
 }
 
 // removeEmptyDirs removes the directories the calls made that are empty

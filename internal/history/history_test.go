@@ -1,0 +1,343 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"toolkit/internal/outcome"
+)
+
+// settings are the tests' history settings: the baseline in the call.
+func settings() Settings {
+	s := Defaults
+	s.Keeper = false
+	return s
+}
+
+// newTree is a tree of files, with a state directory of its own.
+func newTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first call makes the index and captures the baseline.
+	c, err := Begin(context.Background(), "shell", dir, true, settings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.End(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// call runs change as a scanned call on dir and returns what it changed.
+func call(t *testing.T, dir string, change func()) *outcome.Changes {
+	t.Helper()
+	c, err := Begin(context.Background(), "shell", dir, true, settings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	change()
+	ch, err := c.End(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// said is what a call's changes list: "M a.txt", one per file, in order.
+func said(ch *outcome.Changes) []string {
+	var out []string
+	for _, f := range ch.Files {
+		out = append(out, f.Status+" "+f.Path)
+	}
+	return out
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMutations: every kind of change a command makes is found (the
+// corpus of the issue: same-size rewrites in one clock tick, restored
+// times, renames over a file, hard links, chmod, links retargeted, delete
+// and recreate, mmap writes, truncation, a file become a directory and
+// back, odd names), and nothing else is said; FIFOs and devices are never
+// opened.
+func TestMutations(t *testing.T) {
+	at := func(dir, name string) string { return filepath.Join(dir, name) }
+	for _, tc := range []struct {
+		name   string
+		files  map[string]string
+		change func(t *testing.T, dir string)
+		want   []string
+	}{
+		{"same size, same tick", map[string]string{"a": "1111"}, func(t *testing.T, dir string) {
+			fi, _ := os.Stat(at(dir, "a"))
+			must(t, os.WriteFile(at(dir, "a"), []byte("2222"), 0o644))
+			must(t, os.Chtimes(at(dir, "a"), fi.ModTime(), fi.ModTime()))
+		}, []string{"M a"}},
+		{"touch -r restores the time", map[string]string{"a": "one\n", "ref": "x"}, func(t *testing.T, dir string) {
+			fi, _ := os.Stat(at(dir, "ref"))
+			must(t, os.WriteFile(at(dir, "a"), []byte("two\n"), 0o644))
+			must(t, os.Chtimes(at(dir, "a"), fi.ModTime(), fi.ModTime()))
+		}, []string{"M a"}},
+		{"rename over", map[string]string{"a": "old", "b": "new"}, func(t *testing.T, dir string) {
+			must(t, os.Rename(at(dir, "b"), at(dir, "a")))
+		}, []string{"M a", "D b"}},
+		{"hard link", map[string]string{"a": "x"}, func(t *testing.T, dir string) {
+			must(t, os.Link(at(dir, "a"), at(dir, "b")))
+		}, []string{"A b"}},
+		{"chmod only", map[string]string{"run.sh": "echo\n"}, func(t *testing.T, dir string) {
+			must(t, os.Chmod(at(dir, "run.sh"), 0o755))
+		}, []string{"M run.sh"}},
+		{"touch only", map[string]string{"a": "x"}, func(t *testing.T, dir string) {
+			now := time.Now().Add(time.Hour)
+			must(t, os.Chtimes(at(dir, "a"), now, now))
+		}, nil},
+		{"link retargeted", map[string]string{"t1": "1", "t2": "2"}, func(t *testing.T, dir string) {
+			must(t, os.Symlink("t1", at(dir, "l")))
+		}, []string{"A l"}},
+		{"delete and recreate, same size", map[string]string{"a": "abc"}, func(t *testing.T, dir string) {
+			must(t, os.Remove(at(dir, "a")))
+			must(t, os.WriteFile(at(dir, "a"), []byte("xyz"), 0o644))
+		}, []string{"M a"}},
+		{"mmap write", map[string]string{"a": "aaaa"}, func(t *testing.T, dir string) {
+			f, err := os.OpenFile(at(dir, "a"), os.O_RDWR, 0)
+			must(t, err)
+			defer f.Close()
+			m, err := unix.Mmap(int(f.Fd()), 0, 4, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+			must(t, err)
+			m[0] = 'b'
+			must(t, unix.Msync(m, unix.MS_SYNC))
+			must(t, unix.Munmap(m))
+		}, []string{"M a"}},
+		{"truncate", map[string]string{"a": "some text\n"}, func(t *testing.T, dir string) {
+			must(t, os.Truncate(at(dir, "a"), 0))
+		}, []string{"M a"}},
+		{"a file become a directory", map[string]string{"a": "x"}, func(t *testing.T, dir string) {
+			must(t, os.Remove(at(dir, "a")))
+			must(t, os.MkdirAll(at(dir, "a/b"), 0o755))
+			must(t, os.WriteFile(at(dir, "a/b/c"), []byte("y"), 0o644))
+		}, []string{"D a", "A a/b/c"}},
+		{"odd names", map[string]string{}, func(t *testing.T, dir string) {
+			must(t, os.WriteFile(at(dir, "new\nline"), []byte("x"), 0o644))
+			must(t, os.WriteFile(at(dir, "bad\xff"), []byte("x"), 0o644))
+		}, []string{"A bad\xff", "A new\nline"}},
+		{"a FIFO is not opened", map[string]string{"a": "x"}, func(t *testing.T, dir string) {
+			must(t, syscall.Mkfifo(at(dir, "fifo"), 0o644))
+		}, nil},
+		{"ignored: small kept, .git never", map[string]string{".gitignore": "*.log\n.env\n", "a": "x"}, func(t *testing.T, dir string) {
+			must(t, os.WriteFile(at(dir, ".env"), []byte("SECRET=1\n"), 0o644))
+			must(t, os.WriteFile(at(dir, "big.log"), make([]byte, maxIgnored+1), 0o644))
+			must(t, os.MkdirAll(at(dir, ".git"), 0o755))
+			must(t, os.WriteFile(at(dir, ".git/HEAD"), []byte("x"), 0o644))
+		}, []string{"A .env"}},
+		{"a heavy directory is one entry", map[string]string{"node_modules/x/a.js": "1"}, func(t *testing.T, dir string) {
+			must(t, os.MkdirAll(at(dir, "node_modules/y"), 0o755))
+			must(t, os.WriteFile(at(dir, "node_modules/y/b.js"), []byte("2"), 0o644))
+		}, []string{"M node_modules/"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := newTree(t, tc.files)
+			ch := call(t, dir, func() { tc.change(t, dir) })
+			if got := said(ch); !slices.Equal(got, tc.want) {
+				t.Fatalf("said %q, want %q", got, tc.want)
+			}
+			// And a call that changes nothing after it says nothing.
+			if again := call(t, dir, func() {}); len(again.Files) > 0 || again.Outside != nil {
+				t.Fatalf("the next call said %q", said(again))
+			}
+		})
+	}
+}
+
+// TestRacyRewrite: a same-size rewrite in the tick of the scan that saw
+// the file, with its time put back, is found by the next scan: the entry
+// was racy, and is hashed again.
+func TestRacyRewrite(t *testing.T) {
+	dir := newTree(t, map[string]string{"a": "1111"})
+	p := filepath.Join(dir, "a")
+	var stamp time.Time
+	ch := call(t, dir, func() {
+		must(t, os.WriteFile(p, []byte("2222"), 0o644))
+		fi, _ := os.Stat(p)
+		stamp = fi.ModTime()
+	})
+	if got := said(ch); !slices.Equal(got, []string{"M a"}) {
+		t.Fatalf("said %q", got)
+	}
+	// The scan just now saw it within racyWindow of its time: racy.
+	ch = call(t, dir, func() {
+		must(t, os.WriteFile(p, []byte("3333"), 0o644))
+		must(t, os.Chtimes(p, stamp, stamp))
+	})
+	if got := said(ch); !slices.Equal(got, []string{"M a"}) {
+		t.Fatalf("a racy rewrite: said %q", got)
+	}
+}
+
+// TestOutsideAndLines: a change between calls is found before the next
+// call and said apart; lines added and removed are counted; the line
+// names the call.
+func TestOutsideAndLines(t *testing.T) {
+	dir := newTree(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
+	must(t, os.WriteFile(filepath.Join(dir, "readme"), []byte("hi\n"), 0o644))
+	ch := call(t, dir, func() {
+		must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\nTWO\nthree\nfour\n"), 0o644))
+	})
+	if ch.Outside == nil || len(ch.Outside.Files) != 1 || ch.Outside.Files[0].Path != "readme" {
+		t.Fatalf("outside: %+v", ch.Outside)
+	}
+	lines := Lines(ch, false)
+	want := []string{
+		fmt.Sprintf("[changed outside calls since call %d: A readme (+1)]", ch.Call-1),
+		fmt.Sprintf("[changed: 1 file — M a.txt (+2 −1) · call %d]", ch.Call),
+	}
+	if !slices.Equal(lines, want) {
+		t.Fatalf("lines %q, want %q", lines, want)
+	}
+}
+
+// TestUndo: a call taken back restores what it changed, refuses what
+// changed since (unless forced), and is a call of its own: undoing it is
+// a redo.
+func TestUndo(t *testing.T) {
+	dir := newTree(t, map[string]string{"a": "one\n", "b": "keep\n", "sub/c": "c\n"})
+	ctx := context.Background()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	read := func(name string) string {
+		b, err := os.ReadFile(p(name))
+		if err != nil {
+			return "<none>"
+		}
+		return string(b)
+	}
+	ch := call(t, dir, func() {
+		must(t, os.WriteFile(p("a"), []byte("two\n"), 0o644))
+		must(t, os.Remove(p("b")))
+		must(t, os.MkdirAll(p("new/deep"), 0o755))
+		must(t, os.WriteFile(p("new/deep/d"), []byte("d\n"), 0o600))
+		must(t, os.Chmod(p("sub/c"), 0o700))
+	})
+	n := ch.Call
+	res, _, err := UndoCalls(ctx, UndoArgs{Call: n, DryRun: true}, settings())
+	if err != nil || len(res.Restored) != 4 || read("a") != "two\n" {
+		t.Fatalf("dry run: %+v %v; a is %q", res, err, read("a"))
+	}
+	res, uch, err := UndoCalls(ctx, UndoArgs{Call: n}, settings())
+	if err != nil || len(res.Conflicts) > 0 {
+		t.Fatalf("undo: %+v %v", res, err)
+	}
+	fi, _ := os.Stat(p("sub/c"))
+	if read("a") != "one\n" || read("b") != "keep\n" || read("new/deep/d") != "<none>" || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("after the undo: a %q, b %q, d %q, c %v", read("a"), read("b"), read("new/deep/d"), fi.Mode())
+	}
+	if _, err := os.Stat(p("new")); err == nil {
+		t.Fatal("the directories the call made are still there")
+	}
+	// The undo is a call: undone, it is a redo.
+	if _, _, err := UndoCalls(ctx, UndoArgs{Call: uch.Call}, settings()); err != nil {
+		t.Fatal(err)
+	}
+	if read("a") != "two\n" || read("b") != "<none>" {
+		t.Fatalf("after the redo: a %q, b %q", read("a"), read("b"))
+	}
+	// A change since is a conflict, left as it is; force restores it.
+	must(t, os.WriteFile(p("a"), []byte("mine\n"), 0o644))
+	res, _, err = UndoCalls(ctx, UndoArgs{Call: n}, settings())
+	if err != nil || len(res.Conflicts) != 1 || read("a") != "mine\n" {
+		t.Fatalf("conflict: %+v %v; a %q", res, err, read("a"))
+	}
+	if !strings.Contains(res.Said(), "1 conflict: a changed since") {
+		t.Errorf("said %q", res.Said())
+	}
+	if _, _, err = UndoCalls(ctx, UndoArgs{Call: n, Force: true}, settings()); err != nil || read("a") != "one\n" {
+		t.Fatalf("force: %v; a %q", err, read("a"))
+	}
+}
+
+// TestUndoTo: to: N takes the tree back to before call N, through every
+// later call, the later first.
+func TestUndoTo(t *testing.T) {
+	dir := newTree(t, map[string]string{"a": "0\n"})
+	p := filepath.Join(dir, "a")
+	first := call(t, dir, func() { must(t, os.WriteFile(p, []byte("1\n"), 0o644)) })
+	call(t, dir, func() { must(t, os.WriteFile(p, []byte("2\n"), 0o644)) })
+	call(t, dir, func() { must(t, os.WriteFile(filepath.Join(dir, "b"), []byte("b\n"), 0o644)) })
+	res, _, err := UndoCalls(context.Background(), UndoArgs{To: first.Call}, settings())
+	if err != nil || len(res.Calls) != 3 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	b, _ := os.ReadFile(p)
+	if string(b) != "0\n" {
+		t.Fatalf("a is %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b")); err == nil {
+		t.Fatal("b is still there")
+	}
+}
+
+// TestSaid: write, edit and patch say what they wrote, with its bytes: no
+// scan, and the next scan does not find it again.
+func TestSaid(t *testing.T) {
+	dir := newTree(t, map[string]string{"a": "one\n"})
+	p := filepath.Join(dir, "a")
+	c, err := Begin(context.Background(), "write", dir, false, settings())
+	must(t, err)
+	must(t, os.WriteFile(p, []byte("two\n"), 0o644))
+	ch, err := c.End(context.Background(), []outcome.Wrote{{Path: p, Before: []byte("one\n"), Existed: true, After: []byte("two\n"), Exists: true}})
+	must(t, err)
+	if got := said(ch); !slices.Equal(got, []string{"M a"}) || !ch.Files[0].Restorable {
+		t.Fatalf("said %+v", ch.Files)
+	}
+	if again := call(t, dir, func() {}); len(again.Files) > 0 || again.Outside != nil {
+		t.Fatalf("the next scan found %q", said(again))
+	}
+	if _, _, err := UndoCalls(context.Background(), UndoArgs{Call: ch.Call}, settings()); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "one\n" {
+		t.Fatalf("a is %q", b)
+	}
+}
+
+// TestTree: the tree is the root, else the top of the git work tree, else
+// the directory; never / or the temporary directory itself.
+func TestTree(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "repo/.git"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "repo/src/x"), 0o755))
+	for _, tc := range []struct{ dir, root, want string }{
+		{filepath.Join(dir, "repo/src/x"), "", filepath.Join(dir, "repo")},
+		{filepath.Join(dir, "repo/src/x"), filepath.Join(dir, "repo/src"), filepath.Join(dir, "repo/src")},
+		{dir, "", dir},
+		{"/", "", ""},
+		{os.TempDir(), "", ""},
+	} {
+		if got, _ := Tree(tc.dir, tc.root); got != tc.want {
+			t.Errorf("Tree(%q, %q) = %q, want %q", tc.dir, tc.root, got, tc.want)
+		}
+	}
+}
