@@ -101,6 +101,14 @@ func open(s Settings) (*history, error) {
 		h.lock.Close()
 		return nil, err
 	}
+	// A temporary file here is one a toolkit killed mid-write left: every
+	// one is written under the lock, now held.
+	for _, pattern := range []string{"*.tmp", "trees/*.tmp", "trees/.index-*.tmp", "open/*.tmp"} {
+		stray, _ := filepath.Glob(filepath.Join(h.dir, pattern))
+		for _, p := range stray {
+			os.Remove(p)
+		}
+	}
 	if s.Mode == Undo {
 		if h.store, err = openStore(filepath.Join(h.dir, "packs"), storeCap(h.dir, s.StoreCap)); err != nil {
 			h.close()

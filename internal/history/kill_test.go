@@ -1,0 +1,250 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"toolkit/internal/replace"
+)
+
+// The kill test runs this test binary as a toolkit doing one thing of
+// history's: with TOOLKIT_HISTORY_CHILD set to "change TREE SEED", a call
+// that rewrites, adds and removes files; "undo N", an undo of call N;
+// "first TREE", the first call on a tree, which captures its baseline.
+func TestMain(m *testing.M) {
+	if op := os.Getenv("TOOLKIT_HISTORY_CHILD"); op != "" {
+		os.Exit(child(strings.Fields(op)))
+	}
+	os.Exit(m.Run())
+}
+
+func child(op []string) int {
+	ctx := context.Background()
+	s := settings()
+	switch op[0] {
+	case "change":
+		seed, _ := strconv.Atoi(op[2])
+		c, err := Begin(ctx, "shell", op[1], true, s)
+		if err != nil {
+			return 1
+		}
+		mutate(op[1], uint64(seed))
+		if _, err := c.End(ctx, nil); err != nil {
+			return 1
+		}
+	case "undo":
+		n, _ := strconv.ParseInt(op[1], 10, 64)
+		if at, _ := strconv.Atoi(op[2]); at > 0 {
+			// Killed just before its at-th rename: in the middle of the
+			// commit, which its journal must undo.
+			k := 0
+			replace.TestHookRename = func(string) {
+				if k++; k == at {
+					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				}
+			}
+		}
+		if _, _, err := UndoCalls(ctx, UndoArgs{Call: n, Force: true}, s); err != nil {
+			return 1
+		}
+	case "first":
+		c, err := Begin(ctx, "shell", op[1], true, s)
+		if err != nil {
+			return 1
+		}
+		if _, err := c.End(ctx, nil); err != nil {
+			return 1
+		}
+	}
+	return 0
+}
+
+// mutate rewrites some of a tree's 40 files, removes some, adds some.
+func mutate(tree string, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	for i := range 40 {
+		p := filepath.Join(tree, fmt.Sprintf("d%d/f%02d.txt", i%4, i))
+		switch rng.IntN(4) {
+		case 0:
+			os.Remove(p)
+		case 1, 2:
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line %d %d\n", i, rng.IntN(1000)), 1+rng.IntN(200))), 0o644)
+		}
+	}
+}
+
+// snapshot is a tree's files and their contents.
+func snapshot(t *testing.T, tree string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(tree, p)
+			out[rel] = string(b)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestKillAtRandomMoments kills calls, undos and first calls (their
+// baselines) with SIGKILL at random moments, 100 times (30 under -short),
+// and after each, once what was left is recovered as the next call
+// recovers it: every content a finished call kept reads back, an undo is
+// all done or not begun, and no temporary file is left.
+func TestKillAtRandomMoments(t *testing.T) {
+	rounds := 100
+	if testing.Short() {
+		rounds = 30
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	t.Setenv("TOOLKIT_STATE", state)
+	base := t.TempDir()
+	tree := filepath.Join(base, "tree")
+	mutate(tree, 1)
+	run := func(op string, killAfter time.Duration) {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "TOOLKIT_HISTORY_CHILD="+op)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if killAfter > 0 {
+			time.Sleep(killAfter)
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+		}
+		_ = cmd.Wait()
+	}
+	run("first "+tree, 0)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
+	var tally struct{ changes, undos, firsts, undoneWhole, undoneNot int }
+	for round := range rounds {
+		kill := time.Duration(rng.IntN(250_000)) * time.Microsecond
+		switch rng.IntN(4) {
+		case 0, 1:
+			tally.changes++
+			run(fmt.Sprintf("change %s %d", tree, round), kill)
+		case 2:
+			tally.firsts++
+			other := filepath.Join(base, fmt.Sprintf("first%d", round))
+			mutate(other, uint64(round))
+			run("first "+other, kill)
+		case 3:
+			n := lastChange(t, tree)
+			if n == 0 {
+				t.Logf("round %d: no call to undo yet", round)
+				continue
+			}
+			tally.undos++
+			plan, _, err := UndoCalls(context.Background(), UndoArgs{Call: n, Force: true, DryRun: true}, settings())
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, tree)
+			at := 0
+			if round%2 == 0 && len(plan.Restored) > 1 {
+				at, kill = 2+rng.IntN(len(plan.Restored)-1), 0 // after one rename at least
+			}
+			run(fmt.Sprintf("undo %d %d", n, at), kill)
+			replace.Recover(nil) // as the next call does
+			after := snapshot(t, tree)
+			changed := 0
+			for _, st := range plan.Restored {
+				if before[st.Path] != after[st.Path] {
+					changed++
+				}
+			}
+			switch changed {
+			case 0:
+				tally.undoneNot++
+			case len(plan.Restored):
+				tally.undoneWhole++
+			default:
+				t.Fatalf("round %d: an undo of call %d killed after %v left %d of its %d files changed", round, n, kill, changed, len(plan.Restored))
+			}
+		}
+		replace.Recover(nil)
+		checkKept(t, round)
+		checkStray(t, round, tree, state)
+	}
+	if tally.undos == 0 {
+		t.Errorf("no undo was tried: no call on the tree changed anything")
+	}
+	t.Logf("%d calls, %d first calls, %d undos (%d whole, %d not begun) killed at random moments", tally.changes, tally.firsts, tally.undos, tally.undoneWhole, tally.undoneNot)
+}
+
+// lastChange is the last finished call on tree that changed something and
+// is not an undo.
+func lastChange(t *testing.T, tree string) int64 {
+	h, err := open(settings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	byN, order, _ := h.calls()
+	for _, n := range slices.Backward(order) {
+		if c := byN[n]; c.tree == tree && c.ended && len(c.files) > 0 && c.tool != "undo" {
+			return n
+		}
+	}
+	return 0
+}
+
+// checkKept: every content a finished call says is kept reads back.
+func checkKept(t *testing.T, round int) {
+	h, err := open(settings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	byN, _, err := h.calls()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, c := range byN {
+		if !c.ended {
+			continue
+		}
+		for _, f := range c.files {
+			for _, kept := range []struct {
+				sum string
+				ok  bool
+			}{{f.Pre, f.PreKept}, {f.Post, f.PostKept}} {
+				if kept.ok {
+					if _, ok := h.content(kept.sum, false); !ok {
+						t.Fatalf("round %d: call %d's %s content of %s is lost", round, n, kept.sum[:12], f.Path)
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkStray: no temporary file of toolkit's is left, in the tree or in
+// the history, once the next toolkit has opened it.
+func checkStray(t *testing.T, round int, tree, state string) {
+	h, err := open(settings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.close()
+	for _, dir := range []string{tree, state} {
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && (strings.HasSuffix(p, ".tmp") || strings.Contains(d.Name(), ".toolkit-")) {
+				t.Fatalf("round %d: %s left", round, p)
+			}
+			return nil
+		})
+	}
+}
