@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/input"
@@ -105,7 +106,7 @@ func editor(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome {
 			newStr = *in.NewStr
 		}
 		o := runTool(ctx, "edit", marshal(map[string]any{"path": in.Path, "edits": []any{map[string]any{"old_text": *in.OldStr, "new_text": newStr}}}), h)
-		o.Message = editorTerms.Replace(o.Message)
+		o.Message = editorTerms().Replace(o.Message)
 		return o
 	case "insert":
 		text := in.InsertText
@@ -127,12 +128,14 @@ func editor(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome {
 
 // editorTerms words edit's errors in the text editor tool's own terms: its
 // str_replace has old_str and new_str, one replacement, and no replace_all.
-var editorTerms = strings.NewReplacer(
-	"edits[0]: ", "",
-	"old_text", "old_str",
-	"new_text", "new_str",
-	", or set replace_all", "",
-)
+var editorTerms = sync.OnceValue(func() *strings.Replacer {
+	return strings.NewReplacer(
+		"edits[0]: ", "",
+		"old_text", "old_str",
+		"new_text", "new_str",
+		", or set replace_all", "",
+	)
+})
 
 // insert is the text editor's insert: an edit that puts the text in as
 // lines of their own after line n (0: before the first).

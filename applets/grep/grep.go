@@ -355,12 +355,14 @@ func putBufs(b *[2][]byte) {
 }
 
 // file searches one file. Whether it is binary is asked only of a file
-// that matches: one that does not shows nothing either way.
+// that matches: one that does not shows nothing either way. A file is read
+// up to its first NUL, as ripgrep reads it: one with a NUL is binary, and
+// counted if what comes before it matches.
 func (s *search) file(e walk.Entry) {
 	b := getBufs()
 	defer putBufs(b)
-	buf, err := e.ReadFile(b[0], MaxFile)
-	b[0] = buf
+	buf, nul, err := e.ReadText(b[0], MaxFile)
+	b[0] = buf[:0]
 	switch {
 	case errors.Is(err, walk.ErrNotRegular):
 		return // swapped for a FIFO or device: never read
@@ -384,7 +386,7 @@ func (s *search) file(e walk.Entry) {
 		return
 	}
 	enc, err := text.Binary(buf[:min(len(buf), text.SniffSize)], int64(len(buf)))
-	if err != nil || enc.Unit != 0 {
+	if nul || err != nil || enc.Unit != 0 {
 		s.binary.Add(1)
 		return
 	}

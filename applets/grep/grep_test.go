@@ -230,7 +230,7 @@ func TestLinearPatterns(t *testing.T) {
 func TestTypesDeclared(t *testing.T) {
 	f, _ := reflect.TypeFor[Args]().FieldByName("Type")
 	declared := strings.Fields(strings.TrimPrefix(f.Tag.Get("check"), "oneof="))
-	names := slices.Sorted(maps.Keys(walk.Types))
+	names := slices.Sorted(maps.Keys(walk.Types()))
 	if !slices.Equal(declared, names) {
 		t.Fatalf("declared %q, the table has %q", declared, names)
 	}

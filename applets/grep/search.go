@@ -6,17 +6,21 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // finder finds the lines of a text that match a pattern. A literal is
-// found with bytes.Index; a regular expression through the longest literal
-// every match must hold, when it has one, and the expression is then run on
-// the lines that hold it only.
+// found with bytes.Index. A regular expression is run only on the lines
+// that hold one of the literals every match must hold (lits: an
+// alternation's several, a case-insensitive literal's lower case, the
+// rarest of a concatenation's), when it has them, as ripgrep does; else on
+// the whole text.
 type finder struct {
 	re   *regexp.Regexp // nil for a literal
-	lit  []byte         // the literal, or what a match of re must hold; nil if nothing
-	fold bool           // the literal is compared ASCII case-insensitively (lit is lower case)
+	lits [][]byte       // what a match must hold one of; nil if nothing is known
+	fold bool           // lits are looked for in the text's ASCII lower case
 	// multi says a match may span lines (re is then run on the whole text).
 	multi bool
 }
@@ -33,9 +37,9 @@ func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, erro
 	}
 	literal := fixed || regexp.QuoteMeta(pattern) == pattern
 	if literal && (!ignoreCase || isASCII(pattern)) {
-		f := &finder{lit: []byte(pattern), fold: ignoreCase}
+		f := &finder{lits: [][]byte{[]byte(pattern)}, fold: ignoreCase}
 		if ignoreCase {
-			f.lit = bytes.ToLower(f.lit)
+			f.lits[0] = bytes.ToLower(f.lits[0])
 		}
 		return f, nil
 	}
@@ -61,7 +65,14 @@ func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, erro
 	if err != nil {
 		return nil, err
 	}
-	return &finder{re: re, lit: required(tree.Simplify())}, nil
+	f := &finder{re: re}
+	if n, ok := needOf(tree.Simplify()); ok {
+		f.fold = n.fold
+		for _, l := range n.lits {
+			f.lits = append(f.lits, []byte(l))
+		}
+	}
+	return f, nil
 }
 
 // newMultiFinder compiles a pattern whose matches may span lines, as
@@ -141,31 +152,141 @@ func isASCII(s string) bool {
 	return true
 }
 
-// required is a literal that every match of re holds, the longest found,
-// or nil. Case-folded literals do not count.
-func required(re *syntax.Regexp) []byte {
+// need is what every match of a pattern holds: one of lits, each found as
+// it is, or with fold, in the text's ASCII lower case (lits are then in
+// lower case).
+type need struct {
+	lits []string
+	fold bool
+}
+
+// maxLits bounds an alternation's literals: past it, each line of the
+// text would be a candidate anyway.
+const maxLits = 16
+
+// needOf is what every match of re holds, if anything is known: a
+// literal's bytes; the need of a concatenation's rarest part; the union of
+// an alternation's branches (each must have one); a repetition's of at
+// least one. A literal matched case-insensitively is its lower case, cut to
+// its longest run of letters no character outside ASCII folds to (the
+// Kelvin sign folds to k, the long s to s), so that the lower-cased text
+// holds it wherever a match is.
+func needOf(re *syntax.Regexp) (need, bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 {
-			return nil
+		if re.Flags&syntax.FoldCase == 0 {
+			return need{lits: []string{string(re.Rune)}}, true
 		}
-		return []byte(string(re.Rune))
+		if l := foldable(re.Rune); l != "" {
+			return need{lits: []string{l}, fold: true}, true
+		}
 	case syntax.OpCapture, syntax.OpPlus:
-		return required(re.Sub[0])
+		return needOf(re.Sub[0])
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return required(re.Sub[0])
+			return needOf(re.Sub[0])
 		}
 	case syntax.OpConcat:
-		var best []byte
+		var best need
+		found := false
 		for _, sub := range re.Sub {
-			if l := required(sub); len(l) > len(best) {
-				best = l
+			if n, ok := needOf(sub); ok && (!found || n.score() > best.score()) {
+				best, found = n, true
 			}
 		}
-		return best
+		return best, found
+	case syntax.OpAlternate:
+		var all need
+		for _, sub := range re.Sub {
+			n, ok := needOf(sub)
+			if !ok {
+				return need{}, false
+			}
+			all.fold = all.fold || n.fold
+			all.lits = append(all.lits, n.lits...)
+		}
+		if all.fold {
+			// The literals matched as they are are looked for in the lower
+			// case too: a line that holds one holds its lower case there.
+			for i, l := range all.lits {
+				all.lits[i] = lowerString(l)
+			}
+		}
+		slices.Sort(all.lits)
+		all.lits = slices.Compact(all.lits)
+		if len(all.lits) > maxLits || slices.Contains(all.lits, "") {
+			return need{}, false
+		}
+		return all, true
 	}
-	return nil
+	return need{}, false
+}
+
+// foldable is the longest run of rs, in lower case, of letters and other
+// characters whose case folds stay in ASCII; "" if there is none.
+func foldable(rs []rune) string {
+	best, start := "", 0
+	for i := 0; i <= len(rs); i++ {
+		if i < len(rs) && rs[i] < utf8.RuneSelf && asciiFold(rs[i]) {
+			continue
+		}
+		if i-start > len(best) {
+			best = lowerString(string(rs[start:i]))
+		}
+		start = i + 1
+	}
+	return best
+}
+
+// asciiFold says every character r folds to is ASCII.
+func asciiFold(r rune) bool {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerString is s in ASCII lower case.
+func lowerString(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// score says how few lines a need lets through: its weakest literal's.
+// A longer literal of rarer bytes lets fewer through.
+func (n need) score() int {
+	worst := -1
+	for _, l := range n.lits {
+		s := 0
+		for i := 0; i < len(l); i++ {
+			s += byteRarity(l[i])
+		}
+		if worst < 0 || s < worst {
+			worst = s
+		}
+	}
+	return worst
+}
+
+// byteRarity is how rare a byte is in source and text: white space and the
+// commonest letters and signs least.
+func byteRarity(c byte) int {
+	switch {
+	case strings.IndexByte(" \t\netaoinsrlcdhu.,;()_=", c) >= 0:
+		return 1
+	case 'a' <= c && c <= 'z':
+		return 2
+	case 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return 3
+	}
+	return 4
 }
 
 // each calls fn for each line of buf that matches, in order: where the
@@ -181,17 +302,16 @@ func (f *finder) each(buf, lower []byte, fn func(ls, le, ms, me int) bool) {
 	if f.fold {
 		hay = lower
 	}
+	next := f.nexts()
 	pos := 0
 	// A line ends at its \n; after a last \n there is no line, and an
 	// empty text has none.
 	for pos < len(buf) {
 		var at int
-		if f.lit != nil {
-			i := bytes.Index(hay[pos:], f.lit)
-			if i < 0 {
+		if f.lits != nil {
+			if at = next(hay, pos); at < 0 {
 				return
 			}
-			at = pos + i
 		} else {
 			loc := f.re.FindIndex(buf[pos:])
 			if loc == nil {
@@ -207,8 +327,10 @@ func (f *finder) each(buf, lower []byte, fn func(ls, le, ms, me int) bool) {
 		if i := bytes.IndexByte(buf[at:], '\n'); i >= 0 {
 			le = at + i
 		}
-		ms, me := at, at+len(f.lit)
-		if f.re != nil {
+		ms, me := at, at
+		if f.re == nil {
+			me += len(f.lits[0]) // a literal finder's one literal
+		} else {
 			// The line on its own: a match must not run into the next one.
 			loc := f.re.FindIndex(buf[ls:le])
 			if loc == nil {
@@ -224,6 +346,42 @@ func (f *finder) each(buf, lower []byte, fn func(ls, le, ms, me int) bool) {
 			return
 		}
 		pos = le + 1
+	}
+}
+
+// nexts returns where the next of f's literals is in a text from a
+// position on, or -1: each literal's next place is found once, and again
+// only once the search has gone past it, so that each is looked for in the
+// text once in all.
+func (f *finder) nexts() func(hay []byte, pos int) int {
+	if len(f.lits) == 1 {
+		lit := f.lits[0]
+		return func(hay []byte, pos int) int {
+			if i := bytes.Index(hay[pos:], lit); i >= 0 {
+				return pos + i
+			}
+			return -1
+		}
+	}
+	at := make([]int, len(f.lits))
+	for i := range at {
+		at[i] = -2 // not looked for yet
+	}
+	return func(hay []byte, pos int) int {
+		first := -1
+		for i, lit := range f.lits {
+			if at[i] != -1 && at[i] < pos {
+				if j := bytes.Index(hay[pos:], lit); j >= 0 {
+					at[i] = pos + j
+				} else {
+					at[i] = -1
+				}
+			}
+			if at[i] >= 0 && (first < 0 || at[i] < first) {
+				first = at[i]
+			}
+		}
+		return first
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -160,7 +161,7 @@ func pdfPages(ctx context.Context, data []byte) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("pdfinfo: %s", err)
 		}
-		if m := pdfinfoPages.FindSubmatch(out); m != nil {
+		if m := pdfinfoPages().FindSubmatch(out); m != nil {
 			n, _ := strconv.Atoi(string(m[1]))
 			return n, nil
 		}
@@ -172,9 +173,9 @@ func pdfPages(ctx context.Context, data []byte) (int, error) {
 }
 
 var (
-	pdfinfoPages = regexp.MustCompile(`(?m)^Pages:\s+(\d+)`)
-	pageObject   = regexp.MustCompile(`/Type\s*/Page\b`)
-	objectStream = regexp.MustCompile(`/Type\s*/ObjStm\b`)
+	pdfinfoPages = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Pages:\s+(\d+)`) })
+	pageObject   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/Type\s*/Page\b`) })
+	objectStream = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/Type\s*/ObjStm\b`) })
 )
 
 // maxInflate bounds what countPages inflates of a PDF's object streams.
@@ -183,9 +184,9 @@ const maxInflate = 64 << 20
 // countPages counts "/Type /Page" in data and in the object streams
 // (/Type /ObjStm, deflated) that PDF 1.5 and later keep objects in.
 func countPages(data []byte) int {
-	n := len(pageObject.FindAllIndex(data, -1))
+	n := len(pageObject().FindAllIndex(data, -1))
 	budget := int64(maxInflate)
-	for _, at := range objectStream.FindAllIndex(data, -1) {
+	for _, at := range objectStream().FindAllIndex(data, -1) {
 		rest := data[at[1]:]
 		_, after, ok := bytes.Cut(rest, []byte("stream"))
 		if !ok || budget <= 0 {
@@ -202,7 +203,7 @@ func countPages(data []byte) int {
 		var out bytes.Buffer
 		m, _ := io.Copy(&out, io.LimitReader(z, budget))
 		budget -= m
-		n += len(pageObject.FindAllIndex(out.Bytes(), -1))
+		n += len(pageObject().FindAllIndex(out.Bytes(), -1))
 	}
 	return n
 }

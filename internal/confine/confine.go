@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -225,7 +226,7 @@ func writable(write []string) []string {
 
 // absPath is an absolute path in an error line, without the quotes and
 // colons around it.
-var absPath = regexp.MustCompile(`(?:^|[\s'"‘(])(/[^\s'"‘’:,()]+)`)
+var absPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[\s'"‘(])(/[^\s'"‘’:,()]+)`) })
 
 // Notes are the notes for a confined command's text: for each line that
 // says "Permission denied" or "Operation not permitted", one for each
@@ -242,7 +243,7 @@ func Notes(text string, write []string) []string {
 		if !strings.Contains(line, "Permission denied") && !strings.Contains(line, "Operation not permitted") {
 			continue
 		}
-		for _, m := range absPath.FindAllStringSubmatchIndex(line, -1) {
+		for _, m := range absPath().FindAllStringSubmatchIndex(line, -1) {
 			at := m[2:4]
 			if at[0] == 0 && strings.HasPrefix(line[at[1]:], ":") {
 				continue // the program that says it: "/bin/sh: 1: cannot create …"

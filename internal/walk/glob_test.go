@@ -23,7 +23,7 @@ func TestCheckGlob(t *testing.T) {
 
 // TestTypeGlobs: every glob of the type table is one doublestar takes.
 func TestTypeGlobs(t *testing.T) {
-	for name, globs := range Types {
+	for name, globs := range Types() {
 		for _, g := range globs {
 			if err := CheckGlob(g); err != nil {
 				t.Errorf("%s: %s %v", name, g, err)

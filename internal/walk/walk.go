@@ -15,6 +15,7 @@
 package walk
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -68,50 +69,101 @@ const openFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOFOLLOW | unix.O_NOC
 const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
 // ReadFile reads the entry whole into buf, grown as needed, and returns
-// what it read: a regular file of at most max bytes, else ErrNotRegular or
+// what it read: a regular file of at most most bytes, else ErrNotRegular or
 // ErrTooLarge. An entry swapped for a FIFO or device since its directory
 // was read is refused by fstat, never read. It is read with plain system
 // calls: a file read once and closed has no use for Go's poller.
-func (e Entry) ReadFile(buf []byte, max int64) ([]byte, error) {
+func (e Entry) ReadFile(buf []byte, most int64) ([]byte, error) {
+	buf, _, err := e.read(buf, most, false)
+	return buf, err
+}
+
+// ReadText is ReadFile that stops at the file's first NUL byte, as
+// ripgrep stops reading a binary file: what it read before the NUL, and
+// binary. A file that begins with a UTF-16 or UTF-32 byte-order mark
+// (read's rule) is read whole. The first read takes at most firstRead
+// bytes, so that a large binary file costs that and no more.
+func (e Entry) ReadText(buf []byte, most int64) ([]byte, bool, error) {
+	return e.read(buf, most, true)
+}
+
+// firstRead is what ReadText reads of a file before it looks for a NUL:
+// ripgrep's buffer.
+const firstRead = 64 << 10
+
+func (e Entry) read(buf []byte, most int64, text bool) ([]byte, bool, error) {
 	fd, err := unix.Openat(e.dir, e.Name, openFlags, 0)
 	if err != nil {
-		return buf, err
+		return buf, false, err
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return buf, err
+		return buf, false, err
 	}
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return buf, ErrNotRegular
-	case st.Size > max:
-		return buf, ErrTooLarge
+		return buf, false, ErrNotRegular
+	case st.Size > most:
+		return buf, false, ErrTooLarge
 	}
 	buf = buf[:0]
 	if int64(cap(buf)) < st.Size+1 {
-		buf = make([]byte, 0, st.Size+4096)
+		// Grown by doubling, so that a walk over files of every size
+		// allocates (and faults in) its buffer a few times, not once for
+		// each larger file.
+		buf = make([]byte, 0, max(st.Size+4096, 2*int64(cap(buf)), minBuffer))
 	}
+	checked := 0 // bytes looked at for a NUL
 	for {
 		if len(buf) == cap(buf) {
-			if int64(len(buf)) > max {
-				return buf, ErrTooLarge // it grew as it was read
+			if int64(len(buf)) > most {
+				return buf, false, ErrTooLarge // it grew as it was read
 			}
 			buf = slices.Grow(buf, 64<<10)
 		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		want := cap(buf) - len(buf)
+		if text && len(buf) == 0 {
+			want = min(want, firstRead)
+		}
+		n, err := unix.Read(fd, buf[len(buf):len(buf)+want])
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return buf, err
-		}
-		if n == 0 {
-			return buf, nil
+			return buf, false, err
 		}
 		buf = buf[:len(buf)+n]
+		if text && checked == 0 && wide(buf) {
+			text = false // UTF-16 or UTF-32: NULs are its characters'
+		}
+		if text {
+			if i := bytes.IndexByte(buf[checked:], 0); i >= 0 {
+				return buf[:checked+i], true, nil
+			}
+			checked = len(buf)
+		}
+		// A regular file reads short only at its end: no read of nothing
+		// to learn it.
+		if n < want {
+			return buf, false, nil
+		}
 	}
 }
+
+// wide says a file that begins with b begins with a UTF-16 or UTF-32
+// byte-order mark.
+func wide(b []byte) bool {
+	for _, bom := range [][]byte{{0xFF, 0xFE}, {0xFE, 0xFF}, {0, 0, 0xFE, 0xFF}} {
+		if bytes.HasPrefix(b, bom) {
+			return true
+		}
+	}
+	return false
+}
+
+// minBuffer is the least a read buffer is made: most source files fit.
+const minBuffer = 64 << 10
 
 // ModTime is when the entry last changed (a link's own time, not its
 // target's).
