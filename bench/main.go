@@ -167,6 +167,7 @@ type comparison struct {
 	maxMS       float64 // the longest toolkit's median may take, in ms (0: none)
 	maxMiB      float64 // the most toolkit's peak may be, in MiB (0: none)
 	setup       func() error
+	needs       string       // a program the baseline is, left out with a note where it is not installed
 	before      func() error // before each run of either side, so both start alike
 	cleanup     func()
 }
@@ -253,9 +254,15 @@ func main() {
 	theRunner = r
 	env := &benchEnv{toolkit: *toolkit, dir: dir, runs: *runs}
 	var rows []row
-	for _, c := range cases(env) {
+	for _, c := range append(cases(env), moreCases(env)...) {
 		if *only != "" && !slices.Contains(strings.Split(*only, ","), c.group) {
 			continue
+		}
+		if c.needs != "" {
+			if _, err := exec.LookPath(c.needs); err != nil {
+				env.notes = append(env.notes, fmt.Sprintf("%s: not measured: %s is not installed (apt-get install ripgrep fd-find)", c.name, c.needs))
+				continue
+			}
 		}
 		r, err := c.measure()
 		if err != nil {

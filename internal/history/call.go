@@ -70,7 +70,7 @@ func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call
 	if err != nil {
 		return c, err
 	}
-	if err := next.write(h.indexPath(tree)); err != nil {
+	if err := h.keepIndex(tree, idx, next); err != nil {
 		return c, err
 	}
 	switch {
@@ -93,6 +93,15 @@ func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call
 		c.outside, c.since = files, h.last(tree)
 	}
 	return c, nil
+}
+
+// keepIndex writes a tree's next index, unless it is the one it had: a
+// scan that found the tree as it was writes nothing.
+func (h *history) keepIndex(tree string, was, next *Index) error {
+	if slices.Equal(was.Entries, next.Entries) {
+		return nil
+	}
+	return next.write(h.indexPath(tree))
 }
 
 // last is the call that last ended on tree; setLast says it.
@@ -125,7 +134,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 		if next, files, err = h.rescan(ctx, c.tree, idx, false); err != nil {
 			return nil, err
 		}
-		if err := next.write(h.indexPath(c.tree)); err != nil {
+		if err := h.keepIndex(c.tree, idx, next); err != nil {
 			return nil, err
 		}
 	} else if len(wrote) > 0 {

@@ -42,6 +42,8 @@ type store struct {
 	curNum      int
 	dirty       bool
 	readers     map[int]*os.File
+	zw          *flate.Writer // one, reset for each content: a new one costs a megabyte
+	comp        bytes.Buffer
 }
 
 type loc struct {
@@ -145,12 +147,17 @@ func (s *store) put(data []byte) ([32]byte, error) {
 	if s.has(sum) {
 		return sum, nil
 	}
-	var comp bytes.Buffer
-	zw, _ := flate.NewWriter(&comp, flate.BestSpeed)
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
+	s.comp.Reset()
+	if s.zw == nil {
+		s.zw, _ = flate.NewWriter(&s.comp, flate.BestSpeed)
+	} else {
+		s.zw.Reset(&s.comp)
+	}
+	s.zw.Write(data)
+	if err := s.zw.Close(); err != nil {
 		return sum, err
 	}
+	comp := &s.comp
 	frame := make([]byte, frameHeader, frameHeader+comp.Len())
 	copy(frame, frameMagic)
 	copy(frame[4:], sum[:])
