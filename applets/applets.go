@@ -69,6 +69,16 @@ func ModelFlags() []cli.Flag {
 	return fs
 }
 
+// PersonFlags are every tool's host settings, each once, with the command
+// line's defaults: the ceilings of a call run once per process.
+func PersonFlags() []cli.Flag {
+	var fs []cli.Flag
+	for _, s := range registry().settings {
+		fs = append(fs, s.Flag(false))
+	}
+	return fs
+}
+
 // registry is the tools, built once: a name, an alias or a host setting
 // that two of them declare differently is refused here, where the tools
 // register, not found colliding when a host runs toolkit mcp.

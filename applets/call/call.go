@@ -48,6 +48,7 @@ func Command() *cli.Command {
 		Name:         "call",
 		Usage:        "carry out one model API tool-call block and print its result block",
 		UsageText:    Usage,
+		Description:  cmdline.EnvHelp,
 		Flags:        append([]cli.Flag{cmdline.RootFlag("confine every path to `DIR`")}, applets.ModelFlags()...),
 		OnUsageError: cmdline.UsageError(Usage),
 		Action: func(c *cli.Context) error {

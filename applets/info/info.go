@@ -8,6 +8,7 @@ package info
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -27,6 +28,7 @@ func Command() *cli.Command {
 		Name:         "info",
 		Usage:        "print the sandbox's facts: CPUs, memory, disk, Landlock, terminals, and the limits in force",
 		UsageText:    Usage,
+		Description:  cmdline.EnvHelp,
 		Flags:        append([]cli.Flag{cmdline.RootFlag("measure the disk under `DIR`, as toolkit mcp --root would confine the calls"), &cli.BoolFlag{Name: "json", Usage: "print the facts as JSON"}}, applets.ModelFlags()...),
 		OnUsageError: cmdline.UsageError(Usage),
 		Action: func(c *cli.Context) error {
@@ -53,5 +55,17 @@ func Facts(root string, s cmdline.Settings) (sysinfo.Facts, error) {
 			return sysinfo.Facts{}, fmt.Errorf("--root %s: not a directory", root)
 		}
 	}
-	return sysinfo.Gather(root, sysinfo.Limits(s, applets.ModelFlags())), nil
+	f := sysinfo.Gather(root, sysinfo.Limits(s, applets.ModelFlags()))
+	// A call run once per process takes the command line's defaults, and
+	// what the environment sets.
+	flags := applets.PersonFlags()
+	app := &cli.App{Flags: flags, Writer: io.Discard, ErrWriter: io.Discard, Action: func(c *cli.Context) error {
+		f.CallLimits = sysinfo.Limits(c, flags)
+		if f.CallLimits["history"] == "" {
+			f.CallLimits["history"] = "json:undo,flags:off" // by where the input came from
+		}
+		return nil
+	}}
+	_ = app.Run([]string{"toolkit"})
+	return f, nil
 }

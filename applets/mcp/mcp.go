@@ -64,6 +64,7 @@ func Command(version string) *cli.Command {
 		Name:         "mcp",
 		Usage:        "serve the tools over the Model Context Protocol on stdin and stdout",
 		UsageText:    Usage,
+		Description:  cmdline.EnvHelp,
 		Flags:        flags(),
 		OnUsageError: cmdline.UsageError(Usage),
 		Action: func(c *cli.Context) error {

@@ -186,6 +186,7 @@ func (ap Applet[A]) Command() *cli.Command {
 		Name:            ap.Name,
 		Usage:           ap.Usage,
 		UsageText:       text,
+		Description:     EnvHelp,
 		Flags:           append(flags, ap.Flags...),
 		HideHelpCommand: true,
 		OnUsageError:    UsageError(ap.Synopsis),
@@ -211,6 +212,13 @@ func (ap Applet[A]) Command() *cli.Command {
 		},
 	}
 }
+
+// EnvHelp is what every command's --help says of the environment toolkit
+// reads besides its flags' own variables.
+const EnvHelp = `TOOLKIT_STATE is the state directory: jobs, sessions, the journals of patches and the history
+of calls (default $XDG_RUNTIME_DIR/toolkit, else /tmp/toolkit-UID). Give each agent one of its
+own: two agents sharing one share their jobs and their history.
+TOOLKIT_ROOT is --root; TOOLKIT_OUTPUT=json is --json.`
 
 // CommonFlags are the flags every applet takes.
 func CommonFlags() []cli.Flag {

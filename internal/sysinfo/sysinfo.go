@@ -43,8 +43,11 @@ type Facts struct {
 	// files, 6 and up signals too.
 	LandlockABI int  `json:"landlock_abi"`
 	PTY         bool `json:"pty"` // a pseudo-terminal opens (tty jobs work)
-	// Limits are the host's settings in force, by flag name.
-	Limits map[string]string `json:"limits"`
+	// Limits are the host's settings in force for toolkit mcp and toolkit
+	// call, by flag name; CallLimits those of a call run once per process
+	// (toolkit APPLET), which the environment (TOOLKIT_…) sets.
+	Limits     map[string]string `json:"limits"`
+	CallLimits map[string]string `json:"limits_per_call,omitempty"`
 }
 
 // Gather reads the facts: dir is where the disk is measured (the working
@@ -203,11 +206,19 @@ func (f Facts) Text() string {
 		fmt.Fprintf(&b, "landlock: ABI %d (files, signals)\n", f.LandlockABI)
 	}
 	fmt.Fprintf(&b, "pty: %s\n", map[bool]string{true: "works", false: "cannot be opened (tty jobs will fail)"}[f.PTY])
-	b.WriteString("limits:")
-	for _, k := range slices.Sorted(maps.Keys(f.Limits)) {
-		fmt.Fprintf(&b, " %s=%s", k, f.Limits[k])
+	for _, l := range []struct {
+		what   string
+		limits map[string]string
+	}{{"toolkit mcp, toolkit call", f.Limits}, {"per call", f.CallLimits}} {
+		if l.limits == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "limits (%s):", l.what)
+		for _, k := range slices.Sorted(maps.Keys(l.limits)) {
+			fmt.Fprintf(&b, " %s=%s", k, l.limits[k])
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
 	return b.String()
 }
 

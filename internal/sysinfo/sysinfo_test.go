@@ -74,7 +74,7 @@ func TestGather(t *testing.T) {
 		t.Error("/dev/ptmx is there, and no terminal opened")
 	}
 	text := f.Text()
-	for _, want := range []string{"cpus: " + strconv.Itoa(f.CPUs), "landlock: ", "limits: max-output=32768"} {
+	for _, want := range []string{"cpus: " + strconv.Itoa(f.CPUs), "landlock: ", "limits (toolkit mcp, toolkit call): max-output=32768"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text %q lacks %q", text, want)
 		}
