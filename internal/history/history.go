@@ -42,7 +42,6 @@ import (
 
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
-	"toolkit/internal/root"
 	"toolkit/internal/state"
 	"toolkit/internal/text"
 )
@@ -384,9 +383,6 @@ func isText(b []byte) bool {
 	_, err := text.Binary(b[:min(len(b), text.SniffSize)], int64(len(b)))
 	return err == nil
 }
-
-// rootOf opens tree for the restores, which go through os.Root.
-func rootOf(tree string) (*root.Root, error) { return root.Open(tree) }
 
 // errOff is a history that is off for a call.
 var errOff = errors.New("history is off")
