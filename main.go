@@ -25,6 +25,7 @@ import (
 	"toolkit/applets/schema"
 	"toolkit/internal/cmdline"
 	"toolkit/internal/confine"
+	"toolkit/internal/history"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -64,6 +65,11 @@ func run(argv []string) int {
 		// A job's keeper: not a command a person runs, and it lives long,
 		// so it skips the command line's set-up.
 		return jobs.RunKeeper(args[2])
+	}
+	if len(args) == 4 && args[1] == history.BaselineName {
+		// History's background capture of a tree's first contents: the
+		// same, a process of its own that no person starts.
+		return history.RunBaseline(args[2], args[3])
 	}
 	if len(args) > 1 && args[1] == "help" {
 		// toolkit help [APPLET] is toolkit [APPLET] --help.

@@ -60,7 +60,7 @@ func TestResultShapes(t *testing.T) {
 			for name, data := range map[string][]byte{
 				"f.txt":     []byte("one\ntwo\n"),
 				"shot.png":  mediatest.Encode(mediatest.Picture(200, 100, true), "png"),
-				"photo.jpg": mediatest.Encode(mediatest.Picture(2000, 1500, false), "jpeg"),
+				"photo.jpg": mediatest.Encode(mediatest.Picture(1400, 1050, false), "jpeg"), // over the limits: scaled
 				"doc.pdf":   mediatest.PDF("one"),
 			} {
 				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
