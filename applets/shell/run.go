@@ -127,7 +127,7 @@ type run struct {
 	state *os.ProcessState // how the command ended, once it has
 	why   *proc.Cause      // why toolkit stopped it, if it did
 	again string           // the signal after which the stop skipped its grace
-	stop  proc.StopResult
+	stop  proc.StopResult  // how the stop went, if there was one
 	bg    background
 }
 
@@ -185,10 +185,11 @@ func (rd *reader) behind() bool {
 	return pending > 0
 }
 
+// lastOutput is when output last came.
+func (rd *reader) lastOutput() time.Time { return time.Unix(0, rd.last.Load()) }
+
 // sinceOutput is how long ago output last came.
-func (rd *reader) sinceOutput() time.Duration {
-	return time.Since(time.Unix(0, rd.last.Load()))
-}
+func (rd *reader) sinceOutput() time.Duration { return time.Since(rd.lastOutput()) }
 
 // stop makes the reader return at once, what it read handed on, and waits.
 func (rd *reader) stop() {
@@ -208,21 +209,11 @@ func (r *run) loop(parent context.Context) {
 	rd := startReader(r.job.Out, r.out)
 	defer func() { <-rd.done }() // the output is finished only once the reader is
 
-	// The call's stop reasons are one context's causes: the caller's own
-	// (a signal, a cancelled call), the timeout and the idle limit. The
-	// last two are timers the loop stops once the command has ended.
-	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
-	deadline := time.AfterFunc(r.timeout, func() { cancel(&proc.Cause{Kind: proc.Timeout, After: r.timeout}) })
-	defer deadline.Stop()
-	// The watch samples what the tree uses, and stops it at a limit.
-	watch := proc.StartWatch(r.Tree, r.limits, func(over error) { cancel(over) })
-	defer func() { r.usage = watch.Stop(r.state) }()
-	var idle *time.Timer
-	if r.idle > 0 {
-		idle = time.NewTimer(r.idle)
-		defer idle.Stop()
-	}
+	// The supervisor says why to stop the command: the caller's own
+	// reason (a signal, a cancelled call), the timeout, the idle limit, a
+	// resource limit; the loop decides, and reads the output to its end.
+	sv := proc.Supervise(parent, proc.Supervision{Tree: r.Tree, Exited: r.Exited, Limits: r.limits, Timeout: r.timeout, Idle: r.idle, LastOutput: rd.lastOutput})
+	defer func() { r.stop, r.usage = sv.End(r.state) }()
 	var quiet, linger, settle *time.Timer
 	stopTimer := func(t **time.Timer) {
 		if *t != nil {
@@ -232,27 +223,19 @@ func (r *run) loop(parent context.Context) {
 	}
 	defer func() { stopTimer(&quiet); stopTimer(&linger); stopTimer(&settle) }()
 
-	// stopping: a stop is under way, and the loop waits for its result.
-	stopping, waitStop := false, false
-	stopped := make(chan proc.StopResult, 1)
+	// waitStop: a stop is under way, and the loop waits for its end.
+	waitStop := false
 	beginStop := func(stop func() proc.StopResult) {
-		stopping, waitStop = true, true
-		deadline.Stop()
-		stopTimer(&idle)
+		waitStop = true
+		sv.Begin(stop)
 		stopTimer(&quiet)
 		stopTimer(&linger)
-		go func() { stopped <- stop() }()
 	}
 	stopTree := func() proc.StopResult { return r.Tree.Stop(r.h.Limits.Grace) }
-	eof := false
+	eof, stopped := false, sv.Stopped()
 	done := func() bool { return eof && r.state != nil && !waitStop }
 
 	for !done() {
-		var stopC <-chan struct{}
-		var idleC <-chan time.Time
-		if !stopping {
-			stopC, idleC = ctx.Done(), timerC(idle)
-		}
 		var readerDone <-chan struct{}
 		if !eof {
 			readerDone = rd.done
@@ -261,36 +244,30 @@ func (r *run) loop(parent context.Context) {
 		case <-readerDone:
 			eof = true
 
-		case st := <-r.Exited:
+		case st := <-sv.Exited():
 			r.state = st
-			deadline.Stop()
-			stopTimer(&idle)
-			if !stopping && !eof {
+			if !sv.Stopping() && !eof {
 				quiet = time.NewTimer(r.h.Limits.Quiet)
 				linger = time.NewTimer(r.h.Limits.Linger)
 			}
 
-		case <-idleC:
-			// Output since the timer was set moves the limit on.
-			if since := rd.sinceOutput(); since < r.idle {
-				idle.Reset(r.idle - since)
-				continue
+		case why := <-sv.Causes():
+			if !sv.Stopping() {
+				r.why = why
+				beginStop(stopTree)
 			}
-			cancel(&proc.Cause{Kind: proc.Idle, After: r.idle})
-		case <-stopC:
-			r.why = proc.CauseOf(context.Cause(ctx))
-			beginStop(stopTree)
 		case sig := <-r.h.Again:
-			if stopping {
+			if sv.Stopping() {
 				// A second signal: no more grace.
 				r.again = unix.SignalName(sig.(syscall.Signal))
 				go r.Tree.Kill()
 			}
 
-		case res := <-stopped:
-			r.stop, waitStop = res, false
-			// Everything is dead: the status and the end of the output come
-			// at once, unless something outside the tree holds the pipe.
+		case <-stopped:
+			// Everything is dead: the status and the end of the output
+			// come at once, unless something outside the tree holds the
+			// pipe.
+			stopped, waitStop = nil, false
 			settle = time.NewTimer(r.h.Limits.Linger)
 
 		case <-timerC(settle):

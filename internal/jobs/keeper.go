@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -159,15 +160,14 @@ func (k *keeper) run() {
 	go k.copyOutput(outDone)
 
 	var exited <-chan *os.ProcessState // nil, never ready, for an adopted job
-	var leaderEnd *os.ProcessState
 	tree := k.adopted
 	if k.running != nil {
 		exited, tree = k.running.Exited, k.running.Tree
 	}
 	// What the job uses, and its limits, as for a shell call: an adopted
 	// job's are those of the call that left it.
-	over := make(chan error, 1)
-	watch := proc.StartWatch(tree, k.spec.Limits, func(err error) { over <- err })
+	sv := proc.Supervise(context.Background(), proc.Supervision{Tree: tree, Exited: exited, Limits: k.spec.Limits,
+		Lifetime: time.Duration(k.spec.Lifetime), Started: k.spec.Started})
 
 	if k.input != nil {
 		// Opened for writing too, the FIFO never reads as ended when a look
@@ -183,27 +183,22 @@ func (k *keeper) run() {
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, StopSignal, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	lifetime := time.NewTimer(time.Until(k.spec.Started.Add(time.Duration(k.spec.Lifetime))))
-	defer lifetime.Stop()
 
-	stopped := make(chan proc.StopResult, 1)
-	stopping := false
 	stop := func(why *proc.Cause) {
-		if stopping {
-			return
+		if !sv.Stopping() {
+			k.status.Stopped = why
+			sv.Begin(k.stopAll)
 		}
-		stopping = true
-		k.status.Stopped = why
-		go func() { stopped <- k.stopAll() }()
 	}
-	gotStopped := false
+	var leaderEnd *os.ProcessState
+	stopped := sv.Stopped()
 	leaderDone := k.running == nil
 	outputDone := false
 	for !(leaderDone && outputDone) {
 		select {
-		case err := <-over:
-			stop(proc.CauseOf(err))
-		case st := <-exited:
+		case why := <-sv.Causes():
+			stop(why)
+		case st := <-sv.Exited():
 			leaderDone, leaderEnd = true, st
 			ws, _ := st.Sys().(syscall.WaitStatus)
 			w := uint32(ws)
@@ -214,8 +209,6 @@ func (k *keeper) run() {
 			k.writeStatus()
 		case <-outDone:
 			outputDone, outDone = true, nil
-		case <-lifetime.C:
-			stop(&proc.Cause{Kind: proc.Timeout, After: time.Duration(k.spec.Lifetime)})
 		case s := <-sigs:
 			if s == StopSignal {
 				why := &proc.Cause{Kind: proc.Asked}
@@ -224,9 +217,8 @@ func (k *keeper) run() {
 			} else {
 				stop(&proc.Cause{Kind: proc.Signalled, By: unix.SignalName(s.(syscall.Signal)), Whom: "its keeper"})
 			}
-		case res := <-stopped:
-			gotStopped = true
-			k.status.Killed, k.status.Left = res.Killed, res.Left
+		case <-stopped:
+			stopped = nil
 			if !outputDone {
 				// Nothing of the job is left to write: what it wrote is
 				// read to the end, or for a moment where something outside
@@ -235,11 +227,11 @@ func (k *keeper) run() {
 			}
 		}
 	}
-	if stopping && !gotStopped {
-		res := <-stopped
+	res, usage := sv.End(leaderEnd)
+	if sv.Stopping() {
 		k.status.Killed, k.status.Left = res.Killed, res.Left
 	}
-	k.status.Resources = watch.Stop(leaderEnd).Resources()
+	k.status.Resources = usage.Resources()
 	if k.running != nil {
 		k.running.Close()
 	} else {
