@@ -88,7 +88,10 @@ func (ap Applet[A]) beginHistory(ctx context.Context, a *A, h Host) (*history.Ca
 	}
 	tree, why := history.Tree(dir, rootDir)
 	if tree == "" {
-		return nil, "[" + why + "]"
+		if history.FirstSaid(why) {
+			return nil, "[" + why + "]"
+		}
+		return nil, ""
 	}
 	c, err := history.Begin(ctx, ap.Name, tree, ap.Tracks == Scanned, hs)
 	if err != nil {
