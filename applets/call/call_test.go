@@ -54,15 +54,16 @@ func TestResultShapes(t *testing.T) {
 	if len(files) < 10 {
 		t.Fatalf("only %d blocks", len(files))
 	}
+	tree := map[string][]byte{
+		"f.txt":     []byte("one\ntwo\n"),
+		"shot.png":  mediatest.Encode(mediatest.Picture(200, 100, true), "png"),
+		"photo.jpg": mediatest.Encode(mediatest.Picture(1400, 1050, false), "jpeg"), // over the limits: scaled
+		"doc.pdf":   mediatest.PDF("one"),
+	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			dir := t.TempDir()
-			for name, data := range map[string][]byte{
-				"f.txt":     []byte("one\ntwo\n"),
-				"shot.png":  mediatest.Encode(mediatest.Picture(200, 100, true), "png"),
-				"photo.jpg": mediatest.Encode(mediatest.Picture(1400, 1050, false), "jpeg"), // over the limits: scaled
-				"doc.pdf":   mediatest.PDF("one"),
-			} {
+			for name, data := range tree {
 				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 					t.Fatal(err)
 				}

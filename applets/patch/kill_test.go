@@ -63,7 +63,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestKillPatchAtRandomMoments kills a patch of 300 files (changes, adds,
-// deletes) with SIGKILL, 100 times (20 under -race or -short): every other
+// deletes) with SIGKILL, 100 times (under -race or -short, 8 times a patch
+// of 100 files): every other
 // round at a random moment, the others just before a rename chosen at random
 // (so that every run kills some in the middle of the renames), then makes
 // the next call. Each round, the tree is then all as it was or all as the
@@ -71,16 +72,16 @@ func TestMain(m *testing.M) {
 // left; a kill in the middle of the renames is undone, and the next call
 // says so.
 func TestKillPatchAtRandomMoments(t *testing.T) {
-	rounds := 100
+	rounds, files := 100, 300
 	if testing.Short() || raceBuild {
-		rounds = 20
+		rounds, files = 8, 100
 	}
 	t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
 	dir := t.TempDir()
 	old, new := map[string]string{}, map[string]string{}
 	var patch strings.Builder
 	patch.WriteString("*** Begin Patch\n")
-	for i := range 300 {
+	for i := range files {
 		name := fmt.Sprintf("d%d/f%03d.txt", i%7, i)
 		body := fmt.Sprintf("file %d\nline two\nline three\n", i)
 		switch i % 10 {
@@ -182,8 +183,8 @@ func TestKillPatchAtRandomMoments(t *testing.T) {
 			t.Fatalf("round %d: journals left: %v", round, journals)
 		}
 	}
-	t.Logf("%d kills during a %v patch of 300 files: all old %d, all new %d; the next call recovered %d",
-		rounds, whole.Round(time.Millisecond), tally.old, tally.new, tally.recovered)
+	t.Logf("%d kills during a %v patch of %d files: all old %d, all new %d; the next call recovered %d",
+		rounds, whole.Round(time.Millisecond), files, tally.old, tally.new, tally.recovered)
 }
 
 // sameFiles reports whether tree (as tree gives it: mode, then bytes) has

@@ -100,14 +100,14 @@ func snapshot(t *testing.T, tree string) map[string]string {
 }
 
 // TestKillAtRandomMoments kills calls, undos and first calls (their
-// baselines) with SIGKILL at random moments, 100 times (16 under -short),
-// and after each, once what was left is recovered as the next call
-// recovers it: every content a finished call kept reads back, an undo is
-// all done or not begun, and no temporary file is left.
+// baselines) with SIGKILL at random moments, 100 times (8 under -short,
+// two of each kind), and after each, once what was left is recovered as
+// the next call recovers it: every content a finished call kept reads
+// back, an undo is all done or not begun, and no temporary file is left.
 func TestKillAtRandomMoments(t *testing.T) {
 	rounds := 100
 	if testing.Short() {
-		rounds = 16
+		rounds = 8
 	}
 	state := filepath.Join(t.TempDir(), "state")
 	t.Setenv("TOOLKIT_STATE", state)
@@ -160,7 +160,7 @@ func TestKillAtRandomMoments(t *testing.T) {
 			}
 			before := snapshot(t, tree)
 			at := 0
-			if round%2 == 0 && len(plan.Restored) > 1 {
+			if (round/4)%2 == 0 && len(plan.Restored) > 1 { // every other undo
 				at, kill = 2+rng.IntN(len(plan.Restored)-1), 0 // after one rename at least
 			}
 			run(fmt.Sprintf("undo %d %d", n, at), kill)

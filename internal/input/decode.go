@@ -45,11 +45,15 @@ const MaxSize = 64 << 20
 var errTooLarge = errors.New("input: larger than 64 MiB")
 
 // Read reads a whole input from r, refusing more than MaxSize bytes.
-func Read(r io.Reader) ([]byte, error) {
+func Read(r io.Reader) ([]byte, error) { return readAtMost(r, MaxSize) }
+
+// readAtMost reads a whole input from r, refusing more than limit bytes
+// (MaxSize; less in a short test).
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
 	var buf bytes.Buffer
 	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			if fi.Size() > MaxSize {
+			if fi.Size() > limit {
 				return nil, errTooLarge
 			}
 			// bytes.Buffer.ReadFrom grows by a doubling when fewer than
@@ -58,10 +62,10 @@ func Read(r io.Reader) ([]byte, error) {
 			buf.Grow(int(fi.Size()) + bytes.MinRead + 1)
 		}
 	}
-	if _, err := buf.ReadFrom(io.LimitReader(r, MaxSize+1)); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
 		return nil, fmt.Errorf("input: cannot read: %v", err)
 	}
-	if buf.Len() > MaxSize {
+	if int64(buf.Len()) > limit {
 		return nil, errTooLarge
 	}
 	return buf.Bytes(), nil
