@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -328,7 +329,7 @@ func (c *comparer) notKept(e *Entry) string {
 func (c *comparer) came(s *seen, big map[string]int) (Entry, fileRecord, bool) {
 	e := s.Entry
 	fr := fileRecord{Path: e.Path, Status: "A", Dir: e.isDir(), Heavy: e.Flags&Heavy != 0, PostMode: e.Mode, Bytes: e.Size}
-	if e.isDir() || underBig(e.Path, big) {
+	if e.isDir() || topOf(e.Path, big) != "" {
 		return e, fr, true
 	}
 	content, ok := s.content(c.r)
@@ -409,22 +410,18 @@ const maxCounted = 1 << 20
 // bigDirs are the directories added since idx that hold bigDir new files
 // or more, by their path (the topmost of them), with their count.
 func bigDirs(idx *Index, now []seen, bigDir int) map[string]int {
-	added := map[string]bool{}
+	added := map[string]bool{} // the topmost added directories
 	counts := map[string]int{}
 	for _, s := range now {
 		if idx.find(s.Path) != nil {
 			continue
 		}
-		if s.isDir() {
-			if !underAny(s.Path, added) {
-				added[s.Path] = true
-			}
-			continue
-		}
-		for d := range added {
-			if strings.HasPrefix(s.Path, d+"/") {
-				counts[d]++
-			}
+		d := topOf(s.Path, added)
+		switch {
+		case s.isDir() && d == "":
+			added[s.Path] = true
+		case !s.isDir() && d != "":
+			counts[d]++
 		}
 	}
 	big := map[string]int{}
@@ -436,22 +433,16 @@ func bigDirs(idx *Index, now []seen, bigDir int) map[string]int {
 	return big
 }
 
-func underAny(p string, dirs map[string]bool) bool {
-	for d := range dirs {
-		if strings.HasPrefix(p, d+"/") {
-			return true
+// topOf is the topmost directory of dirs that p is under, or "": a look
+// at each of p's parents, whatever the number of dirs.
+func topOf[V any](p string, dirs map[string]V) string {
+	top := ""
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+		if _, ok := dirs[d]; ok {
+			top = d
 		}
 	}
-	return false
-}
-
-func underBig(p string, big map[string]int) bool {
-	for d := range big {
-		if strings.HasPrefix(p, d+"/") {
-			return true
-		}
-	}
-	return false
+	return top
 }
 
 // collapse makes each big directory's records one: "A build/ (12,345
@@ -463,7 +454,7 @@ func collapse(files []fileRecord, big map[string]int) []fileRecord {
 	var out []fileRecord
 	bytes := map[string]int64{}
 	for _, f := range files {
-		if d := bigOf(f.Path, big); d != "" {
+		if d := topOf(f.Path, big); d != "" {
 			bytes[d] += f.Bytes
 			continue
 		}
@@ -476,15 +467,6 @@ func collapse(files []fileRecord, big map[string]int) []fileRecord {
 		}
 	}
 	return out
-}
-
-func bigOf(p string, big map[string]int) string {
-	for d := range big {
-		if strings.HasPrefix(p, d+"/") {
-			return d
-		}
-	}
-	return ""
 }
 
 // said records the files a call said it wrote (write, edit, patch): their
