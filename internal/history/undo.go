@@ -202,11 +202,10 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 	if err != nil {
 		return res, nil, err
 	}
-	if err := replace.CommitAll(r, changes); err != nil {
+	if err := replace.CommitAll(r, append(changes, emptyDirs(calls)...)); err != nil {
 		_, _ = c.End(ctx, nil)
 		return res, nil, err
 	}
-	removeEmptyDirs(r, calls)
 	ch, err := c.endUndo(ctx, wrote, res.Calls)
 	return res, ch, err
 }
@@ -261,9 +260,10 @@ func current(r *root.Root, path string) ([]byte, string, uint32, bool) {
 	return b, hex.EncodeToString(sum[:]), perm, true
 }
 
-// removeEmptyDirs removes the directories the calls made that are empty
-// now, the deepest first.
-func removeEmptyDirs(r *root.Root, calls []*callState) {
+// emptyDirs are the changes that remove the directories the calls made,
+// the deepest first: each goes once the files are restored, if it is
+// empty then.
+func emptyDirs(calls []*callState) []replace.Change {
 	var dirs []string
 	for _, c := range calls {
 		for _, f := range c.files {
@@ -273,9 +273,11 @@ func removeEmptyDirs(r *root.Root, calls []*callState) {
 		}
 	}
 	slices.SortFunc(dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	var out []replace.Change
 	for _, d := range dirs {
-		_ = r.Remove(d) // only an empty one goes
+		out = append(out, replace.Change{Path: d, Target: d, RemoveDir: true})
 	}
+	return out
 }
 
 // endUndo ends an undo's call: what it wrote, and which calls it undid.

@@ -18,13 +18,15 @@ var TestHookRename func(path string)
 const maxStaging = 16
 
 // Change is what CommitAll does to one file: put a new content in its
-// place, or remove it.
+// place, or remove it; or to a directory: remove it once every file is in
+// place, if it is empty then (undo's, for the directories a call made).
 type Change struct {
-	Path    string // as the caller named it, for messages
-	Target  string // the path inside the root, with no link in it
-	Content []byte // nil: remove the file
-	Like    Like
-	Expect  Expect
+	Path      string // as the caller named it, for messages
+	Target    string // the path inside the root, with no link in it
+	Content   []byte // nil: remove the file
+	Like      Like
+	Expect    Expect
+	RemoveDir bool // remove the directory Target if it is empty, after the files
 }
 
 // CommitAll changes many files, all of them or none: it stages every new
@@ -40,7 +42,7 @@ func CommitAll(r *root.Root, changes []Change) error {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxStaging)
 	for i, c := range changes {
-		if c.Content == nil {
+		if c.Content == nil || c.RemoveDir {
 			continue
 		}
 		wg.Add(1)
@@ -74,9 +76,13 @@ func CommitAll(r *root.Root, changes []Change) error {
 	backups := make([]string, len(changes))
 	for i, c := range changes {
 		var err error
-		if staged[i] != nil {
+		switch {
+		case c.RemoveDir:
+			steps[i], err = stepFor(r, c.Target)
+			steps[i].RemoveDir = true
+		case staged[i] != nil:
 			steps[i], err = staged[i].Plan(r, c.Expect, c.Content)
-		} else {
+		default:
 			steps[i], err = PlanRemove(r, c.Target)
 			backups[i] = steps[i].Backup
 		}
@@ -93,6 +99,9 @@ func CommitAll(r *root.Root, changes []Change) error {
 	defer journal.Close()
 	var undos []*Undo
 	for i, c := range changes {
+		if c.RemoveDir {
+			continue
+		}
 		if TestHookRename != nil {
 			TestHookRename(c.Target)
 		}
@@ -123,5 +132,13 @@ func CommitAll(r *root.Root, changes []Change) error {
 		}
 		return fmt.Errorf("cannot keep the journal: %s", Reason(err))
 	}
-	return Done(undos)
+	// Done, whatever comes: should toolkit be killed now, Recover lets the
+	// old contents go and removes the directories that are left.
+	err = Done(undos)
+	for _, c := range changes {
+		if c.RemoveDir {
+			_ = r.Remove(c.Target) // only an empty one goes
+		}
+	}
+	return err
 }

@@ -53,6 +53,9 @@ type JournalStep struct {
 	// NewSHA256 is the new content's, where no file was: undoing removes the
 	// file only if it is that content.
 	NewSHA256 string `json:"new_sha256,omitempty"`
+	// RemoveDir: Name is a directory to remove once every file is in place,
+	// if it is empty then.
+	RemoveDir bool `json:"remove_dir,omitempty"`
 }
 
 // Plan chooses the names CommitUndo will use for a staged content, so that
@@ -232,8 +235,14 @@ func recoverOne(path, under string) string {
 			return ""
 		}
 	}
+	// Put back the last first; finished in order (a directory to remove
+	// comes after those under it).
+	steps := slices.Clone(rec.Steps)
+	if !done {
+		slices.Reverse(steps)
+	}
 	failed := 0
-	for _, step := range slices.Backward(rec.Steps) {
+	for _, step := range steps {
 		if err := recoverStep(step, done); err != nil {
 			failed++
 		}
@@ -302,6 +311,10 @@ func recoverStep(s JournalStep, done bool) error {
 	}
 	var first error
 	switch {
+	case s.RemoveDir:
+		if done {
+			_ = unix.Unlinkat(dfd, s.Name, unix.AT_REMOVEDIR) // only an empty one goes
+		}
 	case done && s.Backup != "":
 		if err := unix.Unlinkat(dfd, s.Backup, 0); err != nil && !errors.Is(err, syscall.ENOENT) {
 			first = err

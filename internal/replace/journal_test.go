@@ -13,7 +13,8 @@ import (
 // once its toolkit is gone, its file is put back from the old content kept
 // beside it, a new file it made is removed only if it is what it wrote, its
 // temporary name is removed, and the journal with them; with the .done mark,
-// the old contents are let go instead.
+// the old contents are let go instead, and the directories it was to remove
+// go, the deepest first, if they are empty (never one that is not).
 func TestRecover(t *testing.T) {
 	t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
 	dir := t.TempDir()
@@ -35,10 +36,19 @@ func TestRecover(t *testing.T) {
 		write(".a.txt.toolkit-1.tmp", "half")
 		write("n.txt", "made")
 		write("other.txt", "someone else's") // a new file since: not the commit's content
+		for _, d := range []string{"made/deep", "full"} {
+			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("full/f", "x")
 		steps := []JournalStep{
 			{Dir: dir, Name: "a.txt", Backup: ".a.txt.toolkit-1.old", Temp: ".a.txt.toolkit-1.tmp"},
 			{Dir: dir, Name: "n.txt", NewSHA256: sha("made")},
 			{Dir: dir, Name: "other.txt", NewSHA256: sha("what the commit wrote")},
+			{Dir: filepath.Join(dir, "made"), Name: "deep", RemoveDir: true},
+			{Dir: dir, Name: "made", RemoveDir: true},
+			{Dir: dir, Name: "full", RemoveDir: true},
 		}
 		j, err := BeginJournal(steps)
 		if err != nil {
@@ -66,6 +76,13 @@ func TestRecover(t *testing.T) {
 		if read("other.txt") != "someone else's" {
 			t.Fatal("a file the commit did not write was removed")
 		}
+		if _, err := os.Stat(filepath.Join(dir, "made")); done == (err == nil) {
+			t.Fatalf("done=%v: the directory made is there: %v", done, err == nil)
+		}
+		if read("full/f") != "x" {
+			t.Fatal("a directory that was not empty went")
+		}
+		_ = os.RemoveAll(filepath.Join(dir, "made"))
 		left, _ := filepath.Glob(filepath.Join(dir, ".*toolkit*"))
 		journals, _ := filepath.Glob(filepath.Join(os.Getenv("TOOLKIT_STATE"), "journals", "*"))
 		if len(left) > 0 || len(journals) > 0 {
