@@ -44,6 +44,11 @@ type store struct {
 	readers     map[int]*os.File
 	zw          *flate.Writer // one, reset for each content: a new one costs a megabyte
 	comp        bytes.Buffer
+
+	// The packs' records are read when first needed: a call that finds
+	// nothing changed never needs them.
+	loaded  bool
+	loadErr error
 }
 
 type loc struct {
@@ -60,20 +65,27 @@ const (
 
 var frameMagic = []byte("TKB1")
 
-// openStore opens the store in dir, capped at cap bytes, and cuts the torn
-// tails it finds.
+// openStore opens the store in dir, capped at cap bytes; the torn tails
+// are cut when its records are first read.
 func openStore(dir string, cap int64) (*store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	s := &store{dir: dir, cap: cap, locs: map[[32]byte]loc{}, sizes: map[int]int64{}, readers: map[int]*os.File{}}
-	for _, n := range s.packs() {
-		if err := s.load(n); err != nil {
-			return nil, err
+	return &store{dir: dir, cap: cap, locs: map[[32]byte]loc{}, sizes: map[int]int64{}, readers: map[int]*os.File{}}, nil
+}
+
+// ensure reads the packs' records, once.
+func (s *store) ensure() error {
+	if !s.loaded {
+		s.loaded = true
+		for _, n := range s.packs() {
+			if s.loadErr = s.load(n); s.loadErr != nil {
+				break
+			}
+			s.curNum = max(s.curNum, n)
 		}
-		s.curNum = max(s.curNum, n)
 	}
-	return s, nil
+	return s.loadErr
 }
 
 // packs are the numbers of the packs there are, oldest first.
@@ -137,6 +149,9 @@ func (s *store) load(n int) error {
 
 // has says whether the content of sum is in the store.
 func (s *store) has(sum [32]byte) bool {
+	if s.ensure() != nil {
+		return false
+	}
 	_, ok := s.locs[sum]
 	return ok
 }
@@ -144,6 +159,9 @@ func (s *store) has(sum [32]byte) bool {
 // put keeps data, if it is not kept already, and returns its sha256.
 func (s *store) put(data []byte) ([32]byte, error) {
 	sum := sha256.Sum256(data)
+	if err := s.ensure(); err != nil {
+		return sum, err
+	}
 	if s.has(sum) {
 		return sum, nil
 	}
@@ -257,6 +275,9 @@ func (s *store) trim() {
 
 // get reads back the content of sum, checking its sha256.
 func (s *store) get(sum [32]byte) ([]byte, error) {
+	if err := s.ensure(); err != nil {
+		return nil, err
+	}
 	l, ok := s.locs[sum]
 	if !ok {
 		return nil, errNotStored
