@@ -66,10 +66,10 @@ func run(argv []string) int {
 		// so it skips the command line's set-up.
 		return jobs.RunKeeper(args[2])
 	}
-	if len(args) == 4 && args[1] == history.BaselineName {
-		// History's background capture of a tree's first contents: the
-		// same, a process of its own that no person starts.
-		return history.RunBaseline(args[2], args[3])
+	if len(args) == 4 && args[1] == history.KeeperName {
+		// A tree's history keeper: the same, a process of its own that no
+		// person starts.
+		return history.RunKeeper(args[2], args[3])
 	}
 	if len(args) > 1 && args[1] == "help" {
 		// toolkit help [APPLET] is toolkit [APPLET] --help.

@@ -37,6 +37,7 @@ import (
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/cut"
+	"toolkit/internal/history"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -83,6 +84,10 @@ type Details struct {
 	// Resources are what the job used, once it has ended.
 	Resources   *proc.Resources `json:"resources,omitempty"`
 	StoppedJobs []string        `json:"stopped_jobs,omitempty"`
+	// HistoryKeepers are the trees' history keepers, in the list; the
+	// trees of those --stop-all stopped.
+	HistoryKeepers        []history.Keeper `json:"history_keepers,omitempty"`
+	StoppedHistoryKeepers []string         `json:"stopped_history_keepers,omitempty"`
 }
 
 // Listed is a job in the list.
@@ -252,7 +257,16 @@ func list() outcome.Outcome {
 			running++
 		}
 	}
-	fmt.Fprintf(&b, "[%s, %d running]\n", text.Count(int64(len(all)), "job"), running)
+	keepers := history.Keepers()
+	for _, k := range keepers {
+		fmt.Fprintf(&b, "history keeper %d: %s %s\n", k.Pid, k.State, k.Tree)
+	}
+	fmt.Fprintf(&b, "[%s, %d running", text.Count(int64(len(all)), "job"), running)
+	if len(keepers) > 0 {
+		d.HistoryKeepers = keepers
+		fmt.Fprintf(&b, "; %s", text.Count(int64(len(keepers)), "history keeper"))
+	}
+	b.WriteString("]\n")
 	return outcome.Success(b.String(), d)
 }
 
@@ -280,6 +294,14 @@ func stopAll() outcome.Outcome {
 	stopped := text.Count(int64(len(d.StoppedJobs)), "job")
 	if len(d.StoppedJobs) > 0 {
 		stopped += ": " + strings.Join(d.StoppedJobs, ", ")
+	}
+	// And the history keepers: a host that stops everything means them too.
+	for _, k := range history.Keepers() {
+		k.Stop()
+		d.StoppedHistoryKeepers = append(d.StoppedHistoryKeepers, k.Tree)
+	}
+	if n := len(d.StoppedHistoryKeepers); n > 0 {
+		stopped += "; " + text.Count(int64(n), "history keeper")
 	}
 	return outcome.Success("[stopped "+stopped+"]\n", d)
 }

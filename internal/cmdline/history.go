@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"toolkit/internal/history"
 	"toolkit/internal/outcome"
@@ -25,7 +26,9 @@ var (
 	History = &Setting[string]{Name: "history", Env: "TOOLKIT_HISTORY", Model: string(history.Undo),
 		Usage: "what every call changed: `MODE` off, report (say it) or undo (say it and keep what undo needs); default undo for JSON input, toolkit mcp and toolkit call, off for a person's command line"}
 	HistoryKeeper = &Setting[bool]{Name: "history-keeper", Env: "TOOLKIT_HISTORY_KEEPER", Person: true,
-		Usage: "capture a tree's first contents in a background toolkit (false: in the first call, before its command runs)"}
+		Usage: "keep a background toolkit for each tree (its keeper: listed and stopped by toolkit job) that watches it with inotify, so that a call looks only at what changed, and captures its first contents; false: every call walks the whole tree, and the first captures its contents before its command runs"}
+	HistoryLifetime = &Setting[time.Duration]{Name: "history-lifetime", Env: "TOOLKIT_HISTORY_LIFETIME", Person: history.Defaults.KeeperIdle,
+		Usage: "end a tree's keeper after `DURATION` without a call"}
 	HistoryMaxFile = &Setting[int]{Name: "history-max-file", Env: "TOOLKIT_HISTORY_MAX_FILE", Person: int(history.Defaults.MaxFile),
 		Usage: "keep a file's content for undo up to `BYTES`; a larger one is said, not restorable"}
 	HistoryMaxCall = &Setting[int]{Name: "history-max-call", Env: "TOOLKIT_HISTORY_MAX_CALL", Person: int(history.Defaults.MaxCallBytes),
@@ -34,7 +37,7 @@ var (
 		Usage: "cap the store of contents at `BYTES`, oldest first out (default: min(512 MiB, 10% of its file system's free space))"}
 
 	// HistorySettings are the settings of every applet that history follows.
-	HistorySettings = []AnySetting{History, HistoryKeeper, HistoryMaxFile, HistoryMaxCall, HistoryStore}
+	HistorySettings = []AnySetting{History, HistoryKeeper, HistoryLifetime, HistoryMaxFile, HistoryMaxCall, HistoryStore}
 )
 
 // HistoryOf is the host's history settings for a call; person says the
@@ -52,6 +55,9 @@ func HistoryOf(s Settings, person bool) history.Settings {
 		}
 	}
 	hs.Keeper = HistoryKeeper.Get(s)
+	if d := HistoryLifetime.Get(s); d > 0 {
+		hs.KeeperIdle = d
+	}
 	if n := HistoryMaxFile.Get(s); n > 0 {
 		hs.MaxFile = int64(n)
 	}

@@ -30,6 +30,10 @@ type Call struct {
 	outside []fileRecord // found by the scan before the call
 	since   int64        // the call on the tree before them
 	undid   []int64      // an undo's: the calls it took back
+
+	// The tree's index as the scan before left it: End reads the file
+	// again only if another call wrote it since.
+	idx *Index
 }
 
 // Begin begins a call's history on tree (from Tree). With scan, the call's
@@ -62,18 +66,11 @@ func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call
 	if !scan && len(interrupted) == 0 {
 		return c, nil
 	}
-	idx, err := readIndex(h.indexPath(tree))
-	if err != nil {
-		idx = &Index{} // a corrupt index: the tree is looked at anew
-	}
-	first := len(idx.Entries) == 0
-	next, files, err := h.rescan(ctx, tree, idx, first)
+	next, files, first, err := h.scan(ctx, tree, nil, true)
 	if err != nil {
 		return c, err
 	}
-	if err := h.keepIndex(tree, idx, next); err != nil {
-		return c, err
-	}
+	c.idx = next
 	switch {
 	case first:
 		c.baseline(ctx, h)
@@ -96,10 +93,86 @@ func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call
 	return c, nil
 }
 
+// wholeEvery: a call's first scan walks the whole tree when it was last
+// walked whole longer ago than this, though its keeper watches it: what
+// inotify never says (a write through mmap, a change through a hard link
+// elsewhere) is found then, as a change made outside the calls.
+var wholeEvery = time.Minute
+
+// scan finds what changed in tree since its index (idx, or its file when
+// idx is nil), and keeps the tree's next index: by asking the tree's
+// keeper which directories changed and walking those, where one lives,
+// else by walking the whole tree (and starting a keeper, where the host
+// wants one). When the keeper saw nothing change, the index is not even
+// read. first says the tree had no index (or none that could be read): it
+// is made, and no change is said. before is the scan before a call's
+// command.
+func (h *history) scan(ctx context.Context, tree string, idx *Index, before bool) (next *Index, files []fileRecord, first bool, err error) {
+	if idx == nil {
+		_, err := os.Lstat(h.indexPath(tree))
+		first = err != nil
+	}
+	var only *dirty
+	p := h.readWatchPoint(tree)
+	point, asked := p, false
+	if h.s.Keeper {
+		var d *dirty
+		d, point, asked = h.ask(tree, p)
+		switch {
+		case !asked:
+			_ = h.startKeeper(tree)
+		case first || before && time.Since(p.Whole) > wholeEvery:
+		case d != nil && d.empty():
+			// Nothing changed since the index: it stands.
+			return idx, nil, false, h.writeWatchPoint(tree, point)
+		default:
+			only = d
+		}
+	}
+	if idx == nil {
+		idx = h.readIndex(tree)
+		first = idx.none
+	}
+	if only != nil {
+		if first {
+			only = nil
+		} else {
+			only.idx = idx
+		}
+	}
+	next, files, err = h.rescan(ctx, tree, idx, first, only)
+	if err != nil {
+		return nil, nil, first, err
+	}
+	if err := h.keepIndex(tree, idx, next); err != nil {
+		return nil, nil, first, err
+	}
+	if asked {
+		if only == nil {
+			point.Whole = now()
+		}
+		if err := h.writeWatchPoint(tree, point); err != nil {
+			return nil, nil, first, err
+		}
+	}
+	return next, files, first, nil
+}
+
+// readIndex is tree's index: an empty one (none) where there is none, or
+// none that can be read (the tree is looked at anew).
+func (h *history) readIndex(tree string) *Index {
+	idx, err := readIndex(h.indexPath(tree))
+	if err != nil {
+		return &Index{none: true}
+	}
+	return idx
+}
+
 // keepIndex writes a tree's next index, unless it is the one it had: a
 // scan that found the tree as it was writes nothing.
 func (h *history) keepIndex(tree string, was, next *Index) error {
-	if slices.Equal(was.Entries, next.Entries) {
+	if !was.none && slices.Equal(was.Entries, next.Entries) {
+		next.sum = was.sum // the same file
 		return nil
 	}
 	return next.write(h.indexPath(tree))
@@ -125,20 +198,19 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 	}
 	defer h.close()
 	defer h.closed(c.N)
-	idx, err := readIndex(h.indexPath(c.tree))
-	if err != nil {
-		idx = &Index{}
+	idx := c.idx
+	if idx != nil && idx.sum != indexSum(h.indexPath(c.tree)) {
+		idx = nil // another call wrote it since
 	}
 	var files []fileRecord
 	if c.scan {
-		var next *Index
-		if next, files, err = h.rescan(ctx, c.tree, idx, false); err != nil {
-			return nil, err
-		}
-		if err := h.keepIndex(c.tree, idx, next); err != nil {
+		if _, files, _, err = h.scan(ctx, c.tree, idx, false); err != nil {
 			return nil, err
 		}
 	} else if len(wrote) > 0 {
+		if idx == nil {
+			idx = h.readIndex(c.tree)
+		}
 		if files, err = h.said(c.tree, idx, wrote); err != nil {
 			return nil, err
 		}
@@ -180,17 +252,21 @@ func (r record) changes() *outcome.Changes {
 
 // rescan walks tree and compares it with idx: the tree's next index, and
 // what changed. first makes the index of a tree seen for the first time:
-// no change is said then.
-func (h *history) rescan(ctx context.Context, tree string, idx *Index, first bool) (*Index, []fileRecord, error) {
+// no change is said then. With only, what the tree's keeper saw change,
+// only the directories it names are walked.
+func (h *history) rescan(ctx context.Context, tree string, idx *Index, first bool, only *dirty) (*Index, []fileRecord, error) {
 	began := now()
-	now, err := walkTree(ctx, tree, h.skip(tree))
+	now, err := walkTree(ctx, tree, h.skip(tree), only)
 	if err != nil {
 		return idx, nil, err
+	}
+	markRacy(now, began)
+	if only != nil {
+		now = only.merge(now)
 	}
 	if len(now) > h.s.MaxTree {
 		return idx, nil, fmt.Errorf("%s holds %d files, more than the %d history keeps the history of", tree, len(now), h.s.MaxTree)
 	}
-	markRacy(now, began)
 	next := &Index{Entries: make([]Entry, 0, len(now))}
 	if first {
 		for _, s := range now {
@@ -412,8 +488,12 @@ const maxCounted = 1 << 20
 func bigDirs(idx *Index, now []seen, bigDir int) map[string]int {
 	added := map[string]bool{} // the topmost added directories
 	counts := map[string]int{}
+	i := 0 // both sorted: the index's entries are passed along
 	for _, s := range now {
-		if idx.find(s.Path) != nil {
+		for i < len(idx.Entries) && idx.Entries[i].Path < s.Path {
+			i++
+		}
+		if i < len(idx.Entries) && idx.Entries[i].Path == s.Path {
 			continue
 		}
 		d := topOf(s.Path, added)

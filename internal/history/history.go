@@ -31,16 +31,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"toolkit/internal/cut"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/state"
@@ -66,13 +69,21 @@ type Settings struct {
 	BigDir       int   // a directory that gains this many files in a call is one entry
 	MaxTree      int   // a tree of more files is not tracked
 	StoreCap     int64 // the store's cap; 0: min(512 MiB, 10 % of the free space)
-	// Keeper captures a tree's baseline in a background toolkit; without it
-	// the first call captures it before its command runs.
+	// Keeper keeps a background toolkit for each tree (its keeper), which
+	// watches it so that a call walks only what changed, and captures its
+	// baseline; without it every call walks the whole tree, and the first
+	// captures the baseline before its command runs.
 	Keeper bool
+	// KeeperIdle ends a keeper no call asked anything of for this long.
+	KeeperIdle time.Duration
+	// MaxWatches bounds a keeper's inotify watches (0: half of what the
+	// system allows the user); a tree of more directories is walked whole.
+	MaxWatches int
 }
 
 // Defaults are the bounds when the host gives none.
-var Defaults = Settings{Mode: Undo, MaxFile: 2 << 20, MaxCallBytes: 64 << 20, MaxCallFiles: 20_000, BigDir: 1000, MaxTree: 300_000, Keeper: true}
+var Defaults = Settings{Mode: Undo, MaxFile: 2 << 20, MaxCallBytes: 64 << 20, MaxCallFiles: 20_000, BigDir: 1000, MaxTree: 300_000,
+	Keeper: true, KeeperIdle: 10 * time.Minute}
 
 // history is the state directory's history, open for one call.
 type history struct {
@@ -97,7 +108,7 @@ func open(s Settings) (*history, error) {
 	if h.lock, err = os.OpenFile(filepath.Join(h.dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(h.lock.Fd()), unix.LOCK_EX); err != nil {
+	if err := lockWithin(h.lock, lockWait); err != nil {
 		h.lock.Close()
 		return nil, err
 	}
@@ -116,6 +127,26 @@ func open(s Settings) (*history, error) {
 		}
 	}
 	return h, nil
+}
+
+// lockWait bounds the wait for history's lock: a toolkit stopped (SIGSTOP)
+// or stuck while it holds it must not hold up every call after it, which
+// go on without history, saying so.
+var lockWait = 5 * time.Second
+
+// lockWithin takes f's lock, waiting at most wait.
+func lockWithin(f *os.File, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil || !errors.Is(err, unix.EWOULDBLOCK) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("another toolkit has held its lock for %s", cut.Seconds(wait))
+		}
+		time.Sleep(pause)
+	}
 }
 
 // close makes what was kept durable and lets go of the lock.
@@ -367,7 +398,7 @@ func (h *history) closed(n int64) { os.Remove(filepath.Join(h.dir, "open", strco
 // gitHead is where a tree's HEAD points: its branch and commit.
 func gitHead(tree string) string {
 	git := filepath.Join(tree, ".git")
-	b, err := os.ReadFile(filepath.Join(git, "HEAD"))
+	b, err := readRegular(filepath.Join(git, "HEAD"))
 	if err != nil {
 		return ""
 	}
@@ -377,10 +408,10 @@ func gitHead(tree string) string {
 		return "detached " + short(head)
 	}
 	branch := strings.TrimPrefix(ref, "refs/heads/")
-	if b, err := os.ReadFile(filepath.Join(git, ref)); err == nil {
+	if b, err := readRegular(filepath.Join(git, ref)); err == nil {
 		return branch + " " + short(strings.TrimSpace(string(b)))
 	}
-	if b, err := os.ReadFile(filepath.Join(git, "packed-refs")); err == nil {
+	if b, err := readRegular(filepath.Join(git, "packed-refs")); err == nil {
 		for line := range strings.Lines(string(b)) {
 			if sha, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref {
 				return branch + " " + short(sha)
@@ -388,6 +419,24 @@ func gitHead(tree string) string {
 		}
 	}
 	return branch
+}
+
+// readRegular reads a regular file of git's, of at most 64 MiB: never
+// waiting on a FIFO or a device a command put in its place.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 64<<20 {
+		return nil, errors.New("not a regular file of git's")
+	}
+	return io.ReadAll(io.LimitReader(f, 64<<20))
 }
 
 func short(sha string) string { return sha[:min(len(sha), 7)] }

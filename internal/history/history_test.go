@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,6 +27,20 @@ func settings() Settings {
 // newTree is a tree of files, with a state directory of its own.
 func newTree(t *testing.T, files map[string]string) string {
 	t.Helper()
+	return newTreeWith(t, files, settings())
+}
+
+// keeping are the settings of a host that keeps a keeper for each tree.
+func keeping() Settings {
+	s := Defaults
+	s.KeeperIdle = time.Minute
+	return s
+}
+
+// newTreeWith is newTree with the host's settings s; with a keeper, once
+// the keeper watches the tree, and a call has walked it whole for it.
+func newTreeWith(t *testing.T, files map[string]string, s Settings) string {
+	t.Helper()
 	t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
 	dir := t.TempDir()
 	for name, body := range files {
@@ -38,20 +53,77 @@ func newTree(t *testing.T, files map[string]string) string {
 		}
 	}
 	// The first call makes the index and captures the baseline.
-	c, err := Begin(context.Background(), "shell", dir, true, settings())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.End(context.Background(), nil); err != nil {
-		t.Fatal(err)
+	callWith(t, dir, s, func() {})
+	if s.Keeper {
+		t.Cleanup(func() { stopKeeper(t, dir) })
+		waitKeeper(t, dir, s)
+		callWith(t, dir, s, func() {})
 	}
 	return dir
+}
+
+// waitKeeper waits until dir's keeper watches it, its baseline kept.
+func waitKeeper(t testing.TB, dir string, s Settings) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for _, k := range Keepers() {
+			if k.Tree == dir && k.State == "watching" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no keeper watches %s after 20 s: %+v", dir, Keepers())
+		}
+		// A call, as a host makes them: the keeper captures once the
+		// index is there, when a call asks.
+		callWith(t, dir, s, func() {})
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stopKeeper stops dir's keepers (one that lost the race to be the tree's
+// keeper may still be on its way to learn it), and waits for them to end.
+func stopKeeper(t testing.TB, dir string) {
+	for range 500 {
+		var left []int
+		names, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, name := range names {
+			b, err := os.ReadFile(name)
+			if args := strings.Split(string(b), "\x00"); err == nil && len(args) > 3 && args[1] == KeeperName && args[2] == dir {
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(name)))
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("the keepers of %s did not end", dir)
+}
+
+// wholeAt is when dir was last walked whole for its keeper.
+func wholeAt(t *testing.T, dir string) time.Time {
+	h, err := open(settings())
+	must(t, err)
+	defer h.close()
+	return h.readWatchPoint(dir).Whole
 }
 
 // call runs change as a scanned call on dir and returns what it changed.
 func call(t *testing.T, dir string, change func()) *outcome.Changes {
 	t.Helper()
-	c, err := Begin(context.Background(), "shell", dir, true, settings())
+	return callWith(t, dir, settings(), change)
+}
+
+// callWith is call with the host's settings s.
+func callWith(t testing.TB, dir string, s Settings, change func()) *outcome.Changes {
+	t.Helper()
+	c, err := Begin(context.Background(), "shell", dir, true, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +144,7 @@ func said(ch *outcome.Changes) []string {
 	return out
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +157,18 @@ func must(t *testing.T, err error) {
 // and recreate, mmap writes, truncation, a file become a directory and
 // back, odd names), and nothing else is said; FIFOs and devices are never
 // opened.
+//
+// With a keeper the same, each call walking only what the keeper saw
+// change. (A write through mmap is not an inotify event, but the close of
+// a file opened to write it is.)
 func TestMutations(t *testing.T) {
+	t.Run("scan", func(t *testing.T) { mutations(t, settings()) })
+	t.Run("keeper", func(t *testing.T) {
+		mutations(t, keeping())
+	})
+}
+
+func mutations(t *testing.T, s Settings) {
 	at := func(dir, name string) string { return filepath.Join(dir, name) }
 	for _, tc := range []struct {
 		name   string
@@ -160,14 +243,18 @@ func TestMutations(t *testing.T) {
 		}, []string{"M node_modules/"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := newTree(t, tc.files)
-			ch := call(t, dir, func() { tc.change(t, dir) })
+			dir := newTreeWith(t, tc.files, s)
+			whole := wholeAt(t, dir)
+			ch := callWith(t, dir, s, func() { tc.change(t, dir) })
 			if got := said(ch); !slices.Equal(got, tc.want) {
 				t.Fatalf("said %q, want %q", got, tc.want)
 			}
 			// And a call that changes nothing after it says nothing.
-			if again := call(t, dir, func() {}); len(again.Files) > 0 || again.Outside != nil {
+			if again := callWith(t, dir, s, func() {}); len(again.Files) > 0 || again.Outside != nil {
 				t.Fatalf("the next call said %q", said(again))
+			}
+			if s.Keeper && !wholeAt(t, dir).Equal(whole) {
+				t.Errorf("the calls walked the whole tree, not what the keeper saw change")
 			}
 		})
 	}
@@ -369,5 +456,186 @@ func TestBigDir(t *testing.T) {
 	b := ch.Files[0]
 	if why := fmt.Sprintf("a directory of %d new files is not kept", files); b.Why != why || b.Bytes != int64(2*files) || b.Restorable {
 		t.Errorf("build/: %q, %d bytes, restorable %v; want %q, %d bytes, not restorable", b.Why, b.Bytes, b.Restorable, why, 2*files)
+	}
+}
+
+// TestWholeWalk: what no inotify event says, a file of the tree changed
+// through a hard link outside it, is found by the next call that walks the
+// whole tree (one a minute), as a change made outside the calls.
+func TestWholeWalk(t *testing.T) {
+	s := keeping()
+	dir := newTreeWith(t, map[string]string{"a": "one\n"}, s)
+	outside := filepath.Join(t.TempDir(), "a")
+	must(t, os.Link(filepath.Join(dir, "a"), outside))
+	callWith(t, dir, s, func() {})
+	ch := callWith(t, dir, s, func() { must(t, os.WriteFile(outside, []byte("two\n"), 0o644)) })
+	if len(ch.Files) > 0 || ch.Outside != nil {
+		t.Fatalf("said %q: the keeper saw it", said(ch))
+	}
+	was := wholeEvery
+	wholeEvery = 0
+	t.Cleanup(func() { wholeEvery = was })
+	ch = callWith(t, dir, s, func() {})
+	if ch.Outside == nil || len(ch.Outside.Files) != 1 || ch.Outside.Files[0].Path != "a" || ch.Outside.Files[0].Status != "M" {
+		t.Fatalf("the whole walk found %+v", ch.Outside)
+	}
+}
+
+// TestGitFIFO: a FIFO put in place of .git/HEAD is never waited on: the
+// call ends, with no HEAD said.
+func TestGitFIFO(t *testing.T) {
+	dir := newTree(t, map[string]string{"a": "x"})
+	must(t, os.MkdirAll(filepath.Join(dir, ".git"), 0o755))
+	must(t, syscall.Mkfifo(filepath.Join(dir, ".git", "HEAD"), 0o644))
+	done := make(chan *outcome.Changes, 1)
+	go func() { done <- call(t, dir, func() {}) }()
+	select {
+	case ch := <-done:
+		if ch.Git != "" {
+			t.Errorf("git: %q", ch.Git)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call waited on the FIFO")
+	}
+}
+
+// TestKeeperFollows: with a keeper, each call walks only what it saw
+// change, and finds what a walk of the whole tree would: a directory tree
+// made, moved, removed; a directory an ignore file stops leaving out; a
+// file in a heavy directory.
+func TestKeeperFollows(t *testing.T) {
+	s := keeping()
+	dir := newTreeWith(t, map[string]string{"a.txt": "a\n", ".gitignore": "build/\n"}, s)
+	at := func(p string) string { return filepath.Join(dir, p) }
+	whole := wholeAt(t, dir)
+	for _, step := range []struct {
+		name   string
+		change func()
+		want   []string
+	}{
+		{"a tree made", func() {
+			must(t, os.MkdirAll(at("x/y/z"), 0o755))
+			must(t, os.WriteFile(at("x/y/z/f.txt"), []byte("f\n"), 0o644))
+			must(t, os.WriteFile(at("x/g.txt"), []byte("g\n"), 0o644))
+		}, []string{"A x/g.txt", "A x/y/z/f.txt"}},
+		{"written in the new tree", func() {
+			must(t, os.WriteFile(at("x/y/z/f.txt"), []byte("f2\n"), 0o644))
+		}, []string{"M x/y/z/f.txt"}},
+		{"the tree moved", func() { must(t, os.Rename(at("x"), at("w"))) },
+			[]string{"A w/g.txt", "A w/y/z/f.txt", "D x/g.txt", "D x/y/z/f.txt"}},
+		{"written where it went", func() {
+			must(t, os.WriteFile(at("w/y/z/f.txt"), []byte("f3\n"), 0o644))
+		}, []string{"M w/y/z/f.txt"}},
+		{"the tree removed", func() { must(t, os.RemoveAll(at("w"))) },
+			[]string{"D w/g.txt", "D w/y/z/f.txt"}},
+		{"an ignored directory written", func() {
+			must(t, os.MkdirAll(at("build/obj"), 0o755))
+			must(t, os.WriteFile(at("build/obj/o.bin"), make([]byte, maxIgnored+1), 0o644))
+		}, nil},
+		{"no longer ignored", func() { must(t, os.WriteFile(at(".gitignore"), []byte("*.tmp\n"), 0o644)) },
+			[]string{"M .gitignore", "A build/obj/o.bin"}},
+		{"written in it", func() {
+			must(t, os.WriteFile(at("build/obj/o.bin"), []byte("small\n"), 0o644))
+		}, []string{"M build/obj/o.bin"}},
+		{"a heavy directory", func() {
+			must(t, os.MkdirAll(at("node_modules/p"), 0o755))
+		}, []string{"A node_modules/"}},
+		{"a package installed in it", func() {
+			must(t, os.MkdirAll(at("node_modules/q"), 0o755))
+		}, []string{"M node_modules/"}},
+	} {
+		ch := callWith(t, dir, s, step.change)
+		if got := said(ch); !slices.Equal(got, step.want) {
+			t.Fatalf("%s: said %q, want %q", step.name, got, step.want)
+		}
+	}
+	if !wholeAt(t, dir).Equal(whole) {
+		t.Errorf("a call walked the whole tree")
+	}
+}
+
+// TestKeeperOverflow: events the kernel could not queue (its keeper
+// stopped while 20,000 files were made) make the next call walk the whole
+// tree, and find them all.
+func TestKeeperOverflow(t *testing.T) {
+	s := keeping()
+	dir := newTreeWith(t, map[string]string{"many/a.txt": "a\n"}, s)
+	pid := keeperPid(t, dir)
+	must(t, syscall.Kill(pid, syscall.SIGSTOP))
+	for i := range 20_000 {
+		must(t, os.WriteFile(filepath.Join(dir, "many", fmt.Sprint(i)), nil, 0o644))
+	}
+	must(t, syscall.Kill(pid, syscall.SIGCONT))
+	whole := wholeAt(t, dir)
+	ch := callWith(t, dir, s, func() {})
+	if ch.Outside == nil || len(ch.Outside.Files) != 20_000 {
+		t.Fatalf("found %+v", ch.Outside)
+	}
+	if wholeAt(t, dir).Equal(whole) {
+		t.Errorf("the tree was not walked whole")
+	}
+}
+
+// keeperPid is the pid of dir's keeper.
+func keeperPid(t *testing.T, dir string) int {
+	for _, k := range Keepers() {
+		if k.Tree == dir {
+			return k.Pid
+		}
+	}
+	t.Fatalf("no keeper for %s", dir)
+	return 0
+}
+
+// TestKeeperTooMany: a tree of more directories than the keeper may watch
+// is not watched: the keeper captures its baseline and ends, is not
+// started again, and each call walks the whole tree.
+func TestKeeperTooMany(t *testing.T) {
+	s := keeping()
+	s.MaxWatches = 3
+	dir := newTreeWith(t, map[string]string{"a/1": "1", "b/2": "2", "c/3": "3", "d/4": "4"}, settings())
+	callWith(t, dir, s, func() {})
+	t.Cleanup(func() { stopKeeper(t, dir) })
+	h, err := open(s)
+	must(t, err)
+	name := h.keeperFile(dir)
+	h.close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(name + ".unwatched"); err == nil && !lockHeld(name) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the keeper did not give up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ch := callWith(t, dir, s, func() { must(t, os.WriteFile(filepath.Join(dir, "d/4"), []byte("four"), 0o644)) })
+	if got := said(ch); !slices.Equal(got, []string{"M d/4"}) {
+		t.Fatalf("said %q", got)
+	}
+	if len(Keepers()) != 0 {
+		t.Errorf("a keeper was started again: %+v", Keepers())
+	}
+}
+
+// TestLockWait: a toolkit that holds history's lock and never lets go (one
+// stopped by SIGSTOP) holds a call up for lockWait at most: the call goes
+// on without history, saying why.
+func TestLockWait(t *testing.T) {
+	dir := newTree(t, map[string]string{"a": "x"})
+	h, err := open(settings())
+	must(t, err)
+	defer h.close()
+	was := lockWait
+	lockWait = 100 * time.Millisecond
+	t.Cleanup(func() { lockWait = was })
+	began := time.Now()
+	_, err = Begin(context.Background(), "shell", dir, true, settings())
+	if err == nil || !strings.Contains(err.Error(), "another toolkit has held its lock for 0.1 s") {
+		t.Fatalf("err %v", err)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("held up %v", d)
 	}
 }

@@ -61,6 +61,8 @@ func sameStat(a, b *Entry) bool {
 // Index is a tree's entries, sorted by path.
 type Index struct {
 	Entries []Entry
+	none    bool     // there was no index, or none that could be read
+	sum     [32]byte // the sha256 its file ends with, once read or written
 }
 
 // find is the entry of path, or nil.
@@ -116,7 +118,8 @@ func (x *Index) write(path string) error {
 		f.Close()
 		return err
 	}
-	if _, err := f.Write(h.Sum(nil)); err != nil {
+	sum := h.Sum(nil)
+	if _, err := f.Write(sum); err != nil {
 		f.Close()
 		return err
 	}
@@ -127,7 +130,30 @@ func (x *Index) write(path string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	x.sum, x.none = [32]byte(sum), false
+	return nil
+}
+
+// indexSum is the sha256 an index file ends with: what tells one index
+// from another without reading it. Zero where there is none.
+func indexSum(path string) [32]byte {
+	var sum [32]byte
+	f, err := os.Open(path)
+	if err != nil {
+		return sum
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < int64(len(indexMagic))+8+32 {
+		return sum
+	}
+	if _, err := f.ReadAt(sum[:], fi.Size()-32); err != nil {
+		return [32]byte{}
+	}
+	return sum
 }
 
 // readIndex reads an index file; a missing one is an empty index, one that
@@ -135,7 +161,7 @@ func (x *Index) write(path string) error {
 func readIndex(path string) (*Index, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &Index{}, nil
+		return &Index{none: true}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -158,7 +184,9 @@ func parseIndex(b []byte) (*Index, error) {
 	if n > uint64(len(r))/(2+recLen) {
 		return nil, errCorrupt
 	}
-	x := &Index{Entries: make([]Entry, 0, n)}
+	x := &Index{Entries: make([]Entry, 0, n), sum: [32]byte(sum)}
+	// One string holds every path: each entry's is a part of it.
+	all, base := string(r), len(r)
 	for range n {
 		if len(r) < 2 {
 			return nil, errCorrupt
@@ -167,7 +195,8 @@ func parseIndex(b []byte) (*Index, error) {
 		if len(r) < 2+pl+recLen {
 			return nil, errCorrupt
 		}
-		e := Entry{Path: string(r[2 : 2+pl])}
+		at := base - len(r) + 2
+		e := Entry{Path: all[at : at+pl]}
 		rec := r[2+pl:]
 		e.Mode = binary.LittleEndian.Uint32(rec[0:])
 		e.Size = int64(binary.LittleEndian.Uint64(rec[4:]))

@@ -35,15 +35,49 @@ type seen struct {
 	Entry
 }
 
-// walkTree lists the tree under top as grep and glob walk it, hidden names
-// included, .git never; heavy directories as themselves; the small files
-// the ignore files leave out too. FIFOs, sockets and devices are left out,
-// never opened; so is the directory skip (the state directory, when it is
-// inside the tree). The entries come sorted by path.
-func walkTree(ctx context.Context, top, skip string) ([]seen, error) {
+// track walks what history tracks under top, as grep and glob walk it,
+// hidden names included, .git never; heavy directories as themselves
+// (flags Heavy), not gone into; the small files the ignore files leave out
+// too. FIFOs, sockets and devices are for add to leave out; so is the
+// directory skip (the state directory, when it is inside the tree). add is
+// called for each entry (from several goroutines at once), and says
+// whether a directory is gone into. With only, the walk lists anew only
+// the directories only names (and goes through those above them): the
+// entries of the others are as the index has them.
+func track(ctx context.Context, top, skip string, only *dirty, add func(e walk.Entry, flags uint8) bool) error {
+	o := walk.Options{Hidden: true, Ignored: func(e walk.Entry) {
+		if e.Type.IsRegular() && only.lists(parentOf(e.Path)) {
+			if st, err := e.Stat(); err == nil && st.Size <= maxIgnored {
+				add(e, 0)
+			}
+		}
+	}}
+	_, err := walk.Dir(ctx, nil, top, o, func(e walk.Entry) bool {
+		isDir := e.Type.IsDir()
+		heavy := isDir && slices.Contains(heavyNames, e.Name)
+		switch {
+		case isDir && e.Path == skip:
+			return false
+		case !only.lists(parentOf(e.Path)):
+			// Unchanged: gone through on the way to a change.
+			return isDir && !heavy && only.goesInto(e.Path)
+		case heavy:
+			add(e, Heavy)
+			return false
+		}
+		return add(e, 0) && isDir && only.goesInto(e.Path)
+	})
+	if err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// walkTree lists the entries track finds under top, sorted by path.
+func walkTree(ctx context.Context, top, skip string, only *dirty) ([]seen, error) {
 	var mu sync.Mutex
 	var out []seen
-	add := func(e walk.Entry, flags uint8) bool {
+	err := track(ctx, top, skip, only, func(e walk.Entry, flags uint8) bool {
 		st, err := e.Stat()
 		if err != nil {
 			return false
@@ -61,32 +95,130 @@ func walkTree(ctx context.Context, top, skip string) ([]seen, error) {
 		out = append(out, seen{en})
 		mu.Unlock()
 		return true
-	}
-	o := walk.Options{Hidden: true, Ignored: func(e walk.Entry) {
-		if e.Type.IsRegular() {
-			if st, err := e.Stat(); err == nil && st.Size <= maxIgnored {
-				add(e, 0)
-			}
-		}
-	}}
-	_, err := walk.Dir(ctx, nil, top, o, func(e walk.Entry) bool {
-		if e.Type.IsDir() && e.Path == skip {
-			return false
-		}
-		if e.Type.IsDir() && slices.Contains(heavyNames, e.Name) {
-			add(e, Heavy)
-			return false
-		}
-		return add(e, 0) && e.Type.IsDir()
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	slices.SortFunc(out, func(a, b seen) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
+}
+
+// parentOf is the directory a path of the tree is in, "" for the top.
+func parentOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// dirty is what a tree's keeper saw change since the index was made: the
+// directories whose entries changed (dirs), and those whose whole tree is
+// to be walked anew (trees: one made, moved in, or whose ignore file
+// changed). A nil dirty is the whole tree.
+type dirty struct {
+	dirs, trees map[string]bool
+	above       map[string]bool // the directories above those, the top ("") included
+	idx         *Index
+}
+
+// newDirty is an empty dirty set; its idx is set before a walk.
+func newDirty() *dirty {
+	return &dirty{dirs: map[string]bool{}, trees: map[string]bool{}, above: map[string]bool{}}
+}
+
+// empty says nothing changed.
+func (d *dirty) empty() bool { return len(d.dirs) == 0 && len(d.trees) == 0 }
+
+// add adds a directory whose entries changed, or whose whole tree is to be
+// walked.
+func (d *dirty) add(dir string, tree bool) {
+	if tree {
+		d.trees[dir] = true
+	} else {
+		d.dirs[dir] = true
+	}
+	for p := dir; p != ""; {
+		p = parentOf(p)
+		if d.above[p] {
+			break
+		}
+		d.above[p] = true
+	}
+}
+
+// lists says whether the walk lists dir's entries anew: it changed, it is
+// in a tree walked anew, or the index does not have it (a new directory).
+func (d *dirty) lists(dir string) bool {
+	if d == nil || d.dirs[dir] {
+		return true
+	}
+	for p := dir; ; p = parentOf(p) {
+		if d.trees[p] {
+			return true
+		}
+		if p == "" {
+			break
+		}
+	}
+	return dir != "" && d.idx.find(dir) == nil
+}
+
+// goesInto says whether the walk goes into dir: to list it, or on the way
+// to one it lists.
+func (d *dirty) goesInto(dir string) bool {
+	return d == nil || d.above[dir] || d.lists(dir)
+}
+
+// merge is the tree as a walk of all of it would have found it, from what
+// the walk of the changed directories found: their entries as walked, the
+// index's others as they were (nothing changed in them, so their entries
+// need no second look: not Racy), less what was under a directory that is
+// no longer there.
+func (d *dirty) merge(walked []seen) []seen {
+	old := d.idx.Entries
+	out := make([]seen, 0, len(old)+len(walked))
+	// Sorted, the entries of a directory mostly come together: the last
+	// directory's answer is asked for again and again.
+	lastDir, lastLists := "\x00", false
+	lists := func(dir string) bool {
+		if dir != lastDir {
+			lastDir, lastLists = dir, d.lists(dir)
+		}
+		return lastLists
+	}
+	i, j := 0, 0
+	for i < len(old) || j < len(walked) {
+		switch {
+		case j == len(walked) || i < len(old) && old[i].Path < walked[j].Path:
+			if !lists(parentOf(old[i].Path)) {
+				e := old[i]
+				e.Flags &^= Racy
+				out = append(out, seen{e})
+			}
+			i++
+		case i == len(old) || walked[j].Path < old[i].Path:
+			out = append(out, walked[j])
+			j++
+		default:
+			out = append(out, walked[j])
+			i, j = i+1, j+1
+		}
+	}
+	// A directory sorts before what it holds: one pass finds each entry's
+	// directory kept or not.
+	dirs := make(map[string]bool, len(out)/8)
+	dirs[""] = true
+	kept := out[:0]
+	for _, s := range out {
+		if !dirs[parentOf(s.Path)] {
+			continue
+		}
+		if s.isDir() && s.Flags&Heavy == 0 {
+			dirs[s.Path] = true
+		}
+		kept = append(kept, s)
+	}
+	return kept
 }
 
 // content reads what an entry of the tree r holds, if its stat is still

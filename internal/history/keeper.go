@@ -1,0 +1,732 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"toolkit/internal/proc"
+	"toolkit/internal/state"
+	"toolkit/internal/walk"
+)
+
+// KeeperName is the hidden command of a tree's history keeper: toolkit
+// history-keeper TREE SETTINGS.
+//
+// A keeper is a process of its own for one tree and state directory,
+// started by a call as a job's keeper is, in a session of its own. It
+// watches the tree's directories with inotify and answers each call's ask
+// with the directories that changed since the call's index, so that a call
+// walks those instead of the whole tree; and it captures the contents the
+// index does not keep yet (the tree's baseline), at the lowest priority. It
+// ends after Settings.KeeperIdle without a call, at SIGTERM (toolkit job
+// --stop-all), or once it cannot watch (too many directories: a call scans
+// the whole tree then).
+const KeeperName = "history-keeper"
+
+// keeperFile is the file a tree's keeper holds locked while it lives, and
+// names itself in: "PID START".
+func (h *history) keeperFile(tree string) string {
+	return filepath.Join(h.dir, "trees", treeID(tree)+".keeper")
+}
+
+// socketName is the abstract socket a tree's keeper listens on, one for
+// each state directory and tree: it goes when the keeper does.
+func socketName(dir, tree string) string {
+	sum := sha256.Sum256([]byte(dir + "\x00" + tree))
+	return "@toolkit-history-" + hex.EncodeToString(sum[:12])
+}
+
+// startKeeper starts tree's keeper, unless one lives or this process
+// started one a moment ago (one on its way may not listen yet); a keeper
+// that could not watch the tree an hour ago is not tried again before
+// then.
+func (h *history) startKeeper(tree string) error {
+	startedMu.Lock()
+	defer startedMu.Unlock()
+	if at, ok := started[h.keeperFile(tree)]; ok && time.Since(at) < 10*time.Second {
+		return nil
+	}
+	if fi, err := os.Stat(h.keeperFile(tree) + ".unwatched"); err == nil && time.Since(fi.ModTime()) < time.Hour {
+		return nil
+	}
+	if h.keeperAlive(tree) {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(h.s)
+	null, err := proc.Nothing()
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	_, err = proc.StartChild(proc.Child{Path: exe, Args: []string{"toolkit", KeeperName, tree, string(b)}, Dir: "/", Stdin: null, Stdout: null, Stderr: null, Session: true, Apart: true})
+	if err == nil {
+		started[h.keeperFile(tree)] = time.Now()
+	}
+	return err
+}
+
+// started are when this process last started each tree's keeper, by its
+// file.
+var (
+	startedMu sync.Mutex
+	started   = map[string]time.Time{}
+)
+
+// keeperAlive says a keeper holds tree's keeper file.
+func (h *history) keeperAlive(tree string) bool { return lockHeld(h.keeperFile(tree)) }
+
+// lockHeld says a process holds the file name locked.
+func lockHeld(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil {
+		return true
+	}
+	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
+}
+
+// RunKeeper is a tree's keeper: it returns its exit status.
+func RunKeeper(tree, settings string) int {
+	var s Settings
+	if err := json.Unmarshal([]byte(settings), &s); err != nil {
+		return 2
+	}
+	h, err := open(s)
+	if err != nil {
+		return 1
+	}
+	k := &keeper{tree: tree, s: s, dir: h.dir, skip: h.skip(tree), asked: make(chan struct{}, 1)}
+	name := h.keeperFile(tree)
+	h.close()
+	// One for a tree: the file is held locked to the end.
+	one, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return 1
+	}
+	defer one.Close()
+	if unix.Flock(int(one.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return 0
+	}
+	self, _ := proc.Lookup(os.Getpid())
+	say := func(what string) {
+		_ = one.Truncate(0)
+		_, _ = one.WriteAt(fmt.Appendf(nil, "%d %d %s\t%s\n", os.Getpid(), self.Start, what, tree), 0)
+	}
+	say("starting")
+
+	w, err := newWatcher(context.Background(), tree, k.skip, s.MaxWatches)
+	if err != nil {
+		_ = os.WriteFile(name+".unwatched", []byte(err.Error()+"\n"), 0o600)
+		say("capturing")
+	} else {
+		defer w.close()
+		ln, err := net.Listen("unix", socketName(k.dir, tree))
+		if err != nil {
+			return 0 // another keeper listens
+		}
+		defer ln.Close()
+		k.w = w
+		go w.run()
+		go k.serve(ln)
+	}
+	if k.w != nil {
+		say("capturing, watching")
+	}
+	// The baseline: captured once the first call has made the index (this
+	// keeper may start before it has), then the calls keep what they find.
+	captured := k.capture()
+	if k.w == nil {
+		return 0
+	}
+	if captured {
+		say("watching")
+	}
+	idle := time.NewTimer(s.KeeperIdle)
+	for {
+		select {
+		case <-idle.C:
+			return 0
+		case <-k.asked:
+			idle.Reset(s.KeeperIdle)
+			if !captured {
+				if captured = k.capture(); captured {
+					say("watching")
+				}
+			}
+		}
+	}
+}
+
+// Keeper is a tree's keeper as toolkit job lists it.
+type Keeper struct {
+	Tree  string `json:"tree"`
+	Pid   int    `json:"pid"`
+	State string `json:"state"` // "capturing", "capturing, watching", "watching"
+	start uint64
+}
+
+// Keepers are the keepers that live for the state directory's trees.
+func Keepers() []Keeper {
+	st, err := state.Dir("history")
+	if err != nil {
+		return nil
+	}
+	names, _ := filepath.Glob(filepath.Join(st, "history", "trees", "*.keeper"))
+	var out []Keeper
+	for _, name := range names {
+		if !lockHeld(name) {
+			continue
+		}
+		b, _ := os.ReadFile(name)
+		head, tree, ok := strings.Cut(strings.TrimSuffix(string(b), "\n"), "\t")
+		var k Keeper
+		f := strings.SplitN(head, " ", 3)
+		if !ok || len(f) != 3 {
+			continue
+		}
+		k.Pid, _ = strconv.Atoi(f[0])
+		k.start, _ = strconv.ParseUint(f[1], 10, 64)
+		k.Tree, k.State = tree, f[2]
+		out = append(out, k)
+	}
+	return out
+}
+
+// Stop ends the keeper, if it is still the process it was, and waits a
+// moment for its end.
+func (k Keeper) Stop() {
+	if info, ok := proc.Lookup(k.Pid); !ok || info.Start != k.start {
+		return
+	}
+	_ = unix.Kill(k.Pid, unix.SIGTERM)
+	for range 100 {
+		if info, ok := proc.Lookup(k.Pid); !ok || info.Start != k.start || info.State == 'Z' {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// keeper is a tree's keeper's state.
+type keeper struct {
+	tree, dir, skip string
+	s               Settings
+	w               *watcher
+	asked           chan struct{} // a call asked
+}
+
+// capture keeps the contents the tree's index does not keep yet, a batch
+// at a time, holding the history's lock only to keep a batch and mark it,
+// on a thread at the lowest priority. It says whether it is done: false
+// while there is no index to capture from.
+func (k *keeper) capture() bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
+	defer unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 0)
+	for {
+		h, err := open(k.s)
+		if err != nil {
+			return false
+		}
+		idx, err := readIndex(h.indexPath(k.tree))
+		if err != nil || idx.none || h.store == nil {
+			h.close()
+			return err == nil && h.store == nil // nothing to keep with --history report
+		}
+		n := h.capture(context.Background(), k.tree, idx, baselineBatch)
+		if n > 0 {
+			err = idx.write(h.indexPath(k.tree))
+		}
+		h.close()
+		if err != nil {
+			return false
+		}
+		if n == 0 {
+			return true
+		}
+	}
+}
+
+// serve answers the calls' asks, one at a time: only from this user.
+func (k *keeper) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if sameUser(c) {
+			k.answer(c)
+		}
+		c.Close()
+		select {
+		case k.asked <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// sameUser says the peer of c runs as this process's user.
+func sameUser(c net.Conn) bool {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return false
+	}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var cred *unix.Ucred
+	_ = rc.Control(func(fd uintptr) { cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+	return err == nil && cred != nil && int(cred.Uid) == os.Getuid()
+}
+
+// A call's ask is one line, "ask GEN SEQ\n": the keeper and the point the
+// call's index is at (from the keeper's last answer to a call). The answer
+// is "GEN SEQ WHOLE\n", then for each changed directory its kind ('d': its
+// entries; 't': its whole tree) and its path, each ended by a NUL. WHOLE is
+// 1 where the index's point is not one the keeper can answer from (another
+// keeper's, or before an overflow): the call walks the whole tree then.
+const askTimeout = 2 * time.Second
+
+// answer answers one ask.
+func (k *keeper) answer(c net.Conn) {
+	_ = c.SetDeadline(time.Now().Add(askTimeout))
+	line, err := bufio.NewReader(io.LimitReader(c, 100)).ReadString('\n')
+	f := strings.Fields(line)
+	if err != nil || len(f) != 3 || f[0] != "ask" {
+		return
+	}
+	gen, err1 := strconv.ParseUint(f[1], 10, 64)
+	since, err2 := strconv.ParseUint(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	bw := bufio.NewWriter(c)
+	k.w.changedSince(gen, since, bw)
+	_ = bw.Flush()
+}
+
+// watchPoint is where a tree's index is in its keeper's changes: the
+// keeper (Gen) and its answer (Seq), and when the tree was last walked
+// whole.
+type watchPoint struct {
+	Gen, Seq uint64
+	Whole    time.Time
+}
+
+func (h *history) watchFile(tree string) string {
+	return filepath.Join(h.dir, "trees", treeID(tree)+".watch")
+}
+
+// readWatchPoint is tree's watch point; the zero one where there is none.
+func (h *history) readWatchPoint(tree string) watchPoint {
+	var p watchPoint
+	b, err := os.ReadFile(h.watchFile(tree))
+	if err == nil {
+		var whole int64
+		if _, err := fmt.Sscanf(string(b), "%d %d %d", &p.Gen, &p.Seq, &whole); err == nil {
+			p.Whole = time.Unix(0, whole)
+		}
+	}
+	return p
+}
+
+// writeWatchPoint writes tree's watch point, unsynced: one lost or torn
+// is older than the index, or unreadable, and a point older than the index
+// only makes the next call walk more.
+func (h *history) writeWatchPoint(tree string, p watchPoint) error {
+	return os.WriteFile(h.watchFile(tree), fmt.Appendf(nil, "%d %d %d\n", p.Gen, p.Seq, p.Whole.UnixNano()), 0o600)
+}
+
+// maxAnswer bounds an answer a call reads: more, and it walks the whole
+// tree.
+const maxAnswer = 64 << 20
+
+// ask asks tree's keeper what changed since p: the directories, and the
+// point the index is at once they are walked. whole is true where the
+// keeper says the whole tree must be walked; ok is false where there is no
+// keeper to ask.
+func (h *history) ask(tree string, p watchPoint) (d *dirty, next watchPoint, ok bool) {
+	c, err := net.DialTimeout("unix", socketName(h.dir, tree), askTimeout)
+	if err != nil {
+		return nil, p, false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(askTimeout))
+	if _, err := fmt.Fprintf(c, "ask %d %d\n", p.Gen, p.Seq); err != nil {
+		return nil, p, false
+	}
+	r := bufio.NewReader(io.LimitReader(c, maxAnswer+1))
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return nil, p, false
+	}
+	var whole int
+	next = p
+	if _, err := fmt.Sscanf(line, "%d %d %d", &next.Gen, &next.Seq, &whole); err != nil {
+		return nil, p, false
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil || len(rest) > maxAnswer {
+		return nil, p, false
+	}
+	if whole == 1 {
+		return nil, next, true
+	}
+	d = newDirty()
+	for len(rest) > 0 {
+		end := bytes.IndexByte(rest, 0)
+		if end < 1 {
+			return nil, p, false
+		}
+		d.add(string(rest[1:end]), rest[0] == 't')
+		rest = rest[end+1:]
+	}
+	return d, next, true
+}
+
+// watcher watches a tree's directories: what changed in them since each
+// point it answered.
+type watcher struct {
+	tree, skip string
+	f          *os.File // the inotify instance, read through the poller
+	raw        syscall.RawConn
+
+	mu    sync.Mutex
+	dirs  map[int]string // watch → its directory, "" for the top
+	wds   map[string]int
+	heavy map[int]bool // a heavy directory's watch: a change in it is its parent's
+	max   int          // the most watches
+	gen   uint64       // this keeper, at random
+	seq   uint64       // the point events are marked with now
+	floor uint64       // an ask from before this point is answered "whole"
+	marks map[string]mark
+	buf   []byte
+}
+
+// mark is a changed directory: since when, and whether its whole tree.
+type mark struct {
+	seq  uint64
+	tree bool
+}
+
+// The events a directory is watched for: every change to what it holds.
+const (
+	watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE |
+		unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
+		unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK
+	heavyMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_ATTRIB | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK
+)
+
+// errTooMany: the tree has more directories than the keeper may watch.
+var errTooMany = errors.New("more directories than the watches toolkit may take (half of fs.inotify.max_user_watches)")
+
+// newWatcher watches every directory history tracks under tree, at most
+// max watches (0: half of what the system allows this user).
+func newWatcher(ctx context.Context, tree, skip string, max int) (*watcher, error) {
+	if max <= 0 {
+		b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || n <= 0 {
+			n = 8192
+		}
+		max = n / 2
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "inotify")
+	raw, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	var seed [8]byte
+	_, _ = rand.Read(seed[:])
+	w := &watcher{tree: tree, skip: skip, f: f, raw: raw, dirs: map[int]string{}, wds: map[string]int{}, heavy: map[int]bool{},
+		max: max, gen: binary.LittleEndian.Uint64(seed[:]) >> 1, seq: 1, marks: map[string]mark{}, buf: make([]byte, 64<<10)}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err = w.watch("")
+	if err == nil {
+		err = w.addWatches(ctx, "", true)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *watcher) close() { w.f.Close() }
+
+// watch adds a watch on the directory rel (again: a directory made anew
+// under a name watched before is another, with a watch of its own).
+func (w *watcher) watch(rel string) error {
+	if len(w.dirs) >= w.max {
+		return errTooMany
+	}
+	heavy := rel != "" && isHeavy(filepath.Base(rel))
+	mask := uint32(watchMask)
+	if heavy {
+		mask = heavyMask
+	}
+	var wd int
+	err := w.control(func(fd int) error {
+		var err error
+		wd, err = unix.InotifyAddWatch(fd, filepath.Join(w.tree, rel), mask)
+		return err
+	})
+	if err != nil {
+		return nil // gone, or not a directory: its parent's events say so
+	}
+	if old, ok := w.wds[rel]; ok && old != wd {
+		delete(w.dirs, old) // its directory is not at rel any more
+		delete(w.heavy, old)
+	}
+	w.dirs[wd], w.wds[rel] = rel, wd
+	if heavy {
+		w.heavy[wd] = true
+	}
+	return nil
+}
+
+func (w *watcher) control(f func(fd int) error) error {
+	var err error
+	if cerr := w.raw.Control(func(fd uintptr) { err = f(int(fd)) }); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// addWatches watches the directories under rel: as history tracks them
+// (ignore rules) at the start; all of them for one made or moved in since,
+// whose ignore rules above are not at hand (a directory watched that
+// history does not track costs a watch, and a look at it when it changes).
+func (w *watcher) addWatches(ctx context.Context, rel string, tracked bool) error {
+	var mu sync.Mutex
+	var werr error
+	add := func(p string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if werr == nil {
+			werr = w.watch(p)
+		}
+		return werr == nil
+	}
+	if tracked {
+		if err := track(ctx, w.tree, w.skip, nil, func(e walk.Entry, flags uint8) bool {
+			return e.Type.IsDir() && add(e.Path)
+		}); err != nil {
+			return err
+		}
+		return werr
+	}
+	var walkDir func(p string)
+	walkDir = func(p string) {
+		base := filepath.Base(p)
+		if p != "" && (base == ".git" || p == w.skip) || !add(p) || p != "" && isHeavy(base) {
+			return
+		}
+		entries, err := os.ReadDir(filepath.Join(w.tree, p))
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				walkDir(joinRel(p, e.Name()))
+			}
+		}
+	}
+	walkDir(rel)
+	return werr
+}
+
+func joinRel(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func isHeavy(name string) bool {
+	for _, h := range heavyNames {
+		if h == name {
+			return true
+		}
+	}
+	return false
+}
+
+// run reads the events as they come, until the instance is closed.
+func (w *watcher) run() {
+	for {
+		err := w.raw.Read(func(fd uintptr) bool {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return w.drain(int(fd)) != unix.EAGAIN
+		})
+		if err != nil {
+			return
+		}
+	}
+}
+
+// drain reads and marks every event queued; held under w.mu, so that an
+// answer is given only after every event queued before its ask is marked.
+func (w *watcher) drain(fd int) error {
+	for {
+		n, err := unix.Read(fd, w.buf)
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return io.EOF
+		}
+		w.events(w.buf[:n])
+	}
+}
+
+// events marks what a read of events says changed.
+func (w *watcher) events(b []byte) {
+	for len(b) >= unix.SizeofInotifyEvent {
+		wd := int(int32(binary.NativeEndian.Uint32(b[0:])))
+		mask := binary.NativeEndian.Uint32(b[4:])
+		n := int(binary.NativeEndian.Uint32(b[12:]))
+		if unix.SizeofInotifyEvent+n > len(b) {
+			return
+		}
+		name := strings.TrimRight(string(b[unix.SizeofInotifyEvent:unix.SizeofInotifyEvent+n]), "\x00")
+		b = b[unix.SizeofInotifyEvent+n:]
+		w.event(wd, mask, name)
+	}
+}
+
+func (w *watcher) event(wd int, mask uint32, name string) {
+	if mask&unix.IN_Q_OVERFLOW != 0 {
+		// Events were lost: every point before now is answered "whole".
+		w.floor = w.seq
+		return
+	}
+	dir, ok := w.dirs[wd]
+	if !ok {
+		return
+	}
+	switch {
+	case mask&unix.IN_IGNORED != 0:
+		// The directory went (or was moved off the tree's paths): its
+		// watch with it.
+		delete(w.dirs, wd)
+		if w.wds[dir] == wd {
+			delete(w.wds, dir)
+		}
+		delete(w.heavy, wd)
+		return
+	case w.heavy[wd] || name == "":
+		// A heavy directory's own stat changed, or a watched directory
+		// itself did: its parent lists it again.
+		if dir != "" {
+			w.mark(parentOf(dir), false)
+		}
+		return
+	}
+	w.mark(dir, false)
+	child := joinRel(dir, name)
+	if mask&unix.IN_ISDIR != 0 {
+		switch {
+		case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
+			// A directory made or moved in: watched, and walked whole.
+			if w.addWatches(context.Background(), child, false) != nil {
+				w.floor = w.seq // out of watches: walk it all from now
+			}
+			w.mark(child, true)
+		case mask&unix.IN_DELETE != 0:
+			// Its watch goes with it (IN_IGNORED).
+			w.mark(child, true)
+		case mask&unix.IN_MOVED_FROM != 0:
+			w.unwatchUnder(child)
+			w.mark(child, true)
+		}
+	}
+	if name == ".gitignore" || name == ".ignore" {
+		// What is tracked under dir may have changed.
+		if w.addWatches(context.Background(), dir, false) != nil {
+			w.floor = w.seq
+		}
+		w.mark(dir, true)
+	}
+}
+
+// unwatchUnder forgets the watches of rel and under it, moved away: their
+// directories are elsewhere now, or nowhere.
+func (w *watcher) unwatchUnder(rel string) {
+	for p, wd := range w.wds {
+		if p == rel || strings.HasPrefix(p, rel+"/") {
+			_ = w.control(func(fd int) error { _, err := unix.InotifyRmWatch(fd, uint32(wd)); return err })
+			delete(w.wds, p)
+			delete(w.dirs, wd)
+			delete(w.heavy, wd)
+		}
+	}
+}
+
+func (w *watcher) mark(dir string, tree bool) {
+	w.marks[dir] = mark{seq: w.seq, tree: tree || w.marks[dir].tree}
+}
+
+// changedSince writes the answer to an ask from the point (gen, since):
+// every event queued until now read first.
+func (w *watcher) changedSince(gen, since uint64, out io.Writer) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_ = w.control(func(fd int) error { return w.drain(fd) })
+	whole := gen != w.gen || since < w.floor || since > w.seq
+	fmt.Fprintf(out, "%d %d %d\n", w.gen, w.seq, map[bool]int{false: 0, true: 1}[whole])
+	if !whole {
+		for p, m := range w.marks {
+			switch {
+			case m.seq <= since:
+				// The asker's index has it: no ask from before since is
+				// answered from here on.
+				delete(w.marks, p)
+			case m.tree:
+				fmt.Fprintf(out, "t%s\x00", p)
+			default:
+				fmt.Fprintf(out, "d%s\x00", p)
+			}
+		}
+		w.floor = max(w.floor, since)
+	}
+	w.seq++
+}
