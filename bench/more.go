@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // moreCases are the rows of the grep prefilter, the start-up floor and
@@ -75,31 +77,62 @@ func moreCases(e *benchEnv) []comparison {
 		script := `cp -r "$0" "$1" && cd "$1" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm base`
 		return exec.Command("sh", "-c", script, src, tree).Run()
 	}
-	// A baseline kept, then nothing changed: each call scans before and
-	// after its command.
-	hist := []string{tk, "shell", "--history", "undo", "--history-keeper=false", "--cwd", tree, "true"}
+	// A baseline kept, then nothing changed: without a keeper each call
+	// walks the tree before and after its command; with one, it asks what
+	// changed and walks nothing.
+	bare := []string{tk, "shell", "--history", "undo", "--history-keeper=false", "--cwd", tree, "true"}
+	kept := []string{tk, "shell", "--history", "undo", "--cwd", tree, "true"}
+	watching := func() error {
+		for range 600 {
+			out, err := exec.Command(tk, "job").Output()
+			if err == nil && strings.Contains(string(out), ": watching "+tree) {
+				return nil
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return fmt.Errorf("no history keeper watches %s", tree)
+	}
 	out = append(out,
 		comparison{
-			group: "history", name: "change detection by a full scan (toolkit history list after a scan), against git status --porcelain, Go's source tree",
+			group: "history", name: "change detection by a full scan (a shell call, no keeper), against git status --porcelain, Go's source tree",
 			base: []string{"git", "-C", tree, "status", "--porcelain"},
-			tool: []string{tk, "shell", "--history", "report", "--cwd", tree, "true"},
+			tool: []string{tk, "shell", "--history", "report", "--history-keeper=false", "--cwd", tree, "true"},
 			runs: e.runs, target: "≤ 0.8× (two scans: before and after)", limit: 1.6,
 			setup: func() error {
 				if err := makeTree(); err != nil {
 					return err
 				}
-				return exec.Command(tk, "shell", "--history", "report", "--cwd", tree, "true").Run()
+				return exec.Command(tk, "shell", "--history", "report", "--history-keeper=false", "--cwd", tree, "true").Run()
 			},
 		},
 		comparison{
-			group: "history", name: "toolkit shell true with history on, against it off, Go's source tree, the baseline kept",
-			base: []string{tk, "shell", "--cwd", tree, "true"}, tool: hist,
+			group: "history", name: "toolkit shell true with history on (its keeper watching), against it off, Go's source tree, the baseline kept",
+			base: []string{tk, "shell", "--cwd", tree, "true"}, tool: kept,
 			runs: e.runs, target: "≤ 1.5×", limit: 1.5,
 			setup: func() error {
 				if err := makeTree(); err != nil {
 					return err
 				}
-				return exec.Command(hist[0], hist[1:]...).Run()
+				if err := exec.Command(kept[0], kept[1:]...).Run(); err != nil {
+					return err
+				}
+				return watching()
+			},
+		},
+		comparison{
+			group: "history", name: "toolkit shell true with history on and no keeper (two whole walks), against it off, Go's source tree",
+			base: []string{tk, "shell", "--cwd", tree, "true"}, tool: bare,
+			runs: e.runs, target: "— (what the keeper saves)",
+			setup: func() error {
+				// The keeper of the row before goes: it would answer nothing here, but it
+				// would still watch.
+				if err := exec.Command(tk, "job", "--stop-all").Run(); err != nil {
+					return err
+				}
+				if err := makeTree(); err != nil {
+					return err
+				}
+				return exec.Command(bare[0], bare[1:]...).Run()
 			},
 		},
 		comparison{
