@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"toolkit/internal/diff"
+	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
+	"toolkit/internal/root"
 	"toolkit/internal/text"
 )
 
@@ -29,6 +31,7 @@ type Call struct {
 
 	outside []fileRecord // found by the scan before the call
 	since   int64        // the call on the tree before them
+	jobs    []string     // the jobs that ran in the tree since it
 	undid   []int64      // an undo's: the calls it took back
 
 	// The tree's index as the scan before left it: End reads the file
@@ -89,6 +92,7 @@ func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call
 		h.setLast(tree, last)
 	case len(files) > 0:
 		c.outside, c.since = files, h.last(tree)
+		c.jobs = jobsIn(tree, h.lastAt(tree))
 	}
 	return c, nil
 }
@@ -180,13 +184,46 @@ func (h *history) keepIndex(tree string, was, next *Index) error {
 
 // last is the call that last ended on tree; setLast says it.
 func (h *history) last(tree string) int64 {
-	b, _ := os.ReadFile(filepath.Join(h.dir, "trees", treeID(tree)+".last"))
+	b, _ := os.ReadFile(h.lastFile(tree))
 	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	return n
 }
 
 func (h *history) setLast(tree string, n int64) {
-	_ = writeSynced(filepath.Join(h.dir, "trees", treeID(tree)+".last"), []byte(strconv.FormatInt(n, 10)+"\n"))
+	_ = writeSynced(h.lastFile(tree), []byte(strconv.FormatInt(n, 10)+"\n"))
+}
+
+func (h *history) lastFile(tree string) string {
+	return filepath.Join(h.dir, "trees", treeID(tree)+".last")
+}
+
+// lastAt is when the last call on tree ended (its mark's mtime); the zero
+// time where none did.
+func (h *history) lastAt(tree string) time.Time {
+	fi, err := os.Stat(h.lastFile(tree))
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}
+
+// jobsIn are the jobs that ran in tree (their directory within it) at some
+// moment since from: changes made outside the calls may be theirs.
+func jobsIn(tree string, from time.Time) []string {
+	all, err := jobs.List()
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for _, j := range all {
+		if j.Spec.Cwd == "" || !root.Within(j.Spec.Cwd, tree) {
+			continue
+		}
+		if j.Running() || j.Status.Ended.After(from) {
+			ids = append(ids, j.ID)
+		}
+	}
+	return ids
 }
 
 // End ends the call's history: what it changed, found by a scan or said by
@@ -220,7 +257,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 	}
 	running, _ := h.openCalls(c.tree)
 	end := now()
-	r := record{Call: c.N, End: &end, Files: files, Outside: c.outside, Since: c.since, Git: moved(c.head, gitHead(c.tree)), Undid: c.undid}
+	r := record{Call: c.N, End: &end, Files: files, Outside: c.outside, Since: c.since, Jobs: c.jobs, Git: moved(c.head, gitHead(c.tree)), Undid: c.undid}
 	for _, m := range running {
 		if m != c.N {
 			r.During = append(r.During, m)
@@ -245,7 +282,7 @@ func (r record) changes() *outcome.Changes {
 		ch.Files = []outcome.ChangedFile{}
 	}
 	if len(r.Outside) > 0 {
-		ch.Outside = &outcome.Outside{Since: r.Since, Files: changed(r.Outside)}
+		ch.Outside = &outcome.Outside{Since: r.Since, Files: changed(r.Outside), Jobs: r.Jobs}
 	}
 	return ch
 }

@@ -278,6 +278,7 @@ type record struct {
 	Files       []fileRecord `json:"files,omitempty"`
 	Outside     []fileRecord `json:"outside,omitempty"`
 	Since       int64        `json:"since,omitempty"`
+	Jobs        []string     `json:"jobs,omitempty"` // the jobs that ran in the tree meanwhile, with Outside
 	During      []int64      `json:"during,omitempty"`
 	Git         string       `json:"git,omitempty"`
 	Interrupted bool         `json:"interrupted,omitempty"`

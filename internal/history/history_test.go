@@ -305,6 +305,17 @@ func TestOutsideAndLines(t *testing.T) {
 	if !slices.Equal(lines, want) {
 		t.Fatalf("lines %q, want %q", lines, want)
 	}
+	// The jobs that ran in the tree meanwhile are named, at most three.
+	for jobs, want := range map[string]string{
+		"3f2a":      ", while job 3f2a ran: A readme (+1)]",
+		"a b":       ", while jobs a, b ran: A readme (+1)]",
+		"a b c d e": ", while jobs a, b, c and 2 more ran: A readme (+1)]",
+	} {
+		ch.Outside.Jobs = strings.Fields(jobs)
+		if got := Lines(ch, false)[0]; !strings.HasSuffix(got, want) {
+			t.Errorf("jobs %q: %q, want it to end %q", jobs, got, want)
+		}
+	}
 }
 
 // TestUndo: a call taken back restores what it changed, refuses what

@@ -33,7 +33,7 @@ func Lines(ch *outcome.Changes, said bool) []string {
 		if o.Since > 0 {
 			since = fmt.Sprintf(" since call %d", o.Since)
 		}
-		out = append(out, fmt.Sprintf("[changed outside calls%s: %s]", since, list(o.Files, ch.Call)))
+		out = append(out, fmt.Sprintf("[changed outside calls%s%s: %s]", since, while(o.Jobs), list(o.Files, ch.Call)))
 	}
 	if len(ch.Files) > 0 && !said {
 		tail := fmt.Sprintf(" · call %d", ch.Call)
@@ -117,4 +117,18 @@ func Mark(textOut string, call int64) string {
 		out += "\n"
 	}
 	return out
+}
+
+// while names the jobs that ran meanwhile, at most three: ", while job
+// 3f2a ran".
+func while(ids []string) string {
+	switch {
+	case len(ids) == 0:
+		return ""
+	case len(ids) == 1:
+		return ", while job " + ids[0] + " ran"
+	case len(ids) <= 3:
+		return ", while jobs " + strings.Join(ids, ", ") + " ran"
+	}
+	return fmt.Sprintf(", while jobs %s and %d more ran", strings.Join(ids[:3], ", "), len(ids)-3)
 }

@@ -47,7 +47,7 @@ func (h *history) calls() (map[int64]*callState, []int64, error) {
 		case r.Begin != nil:
 			c.tree, c.tool, c.began = r.Tree, r.Tool, *r.Begin
 		case r.End != nil:
-			c.ended, c.files, c.outside, c.since = true, r.Files, r.Outside, r.Since
+			c.ended, c.files, c.outside, c.since, c.jobs = true, r.Files, r.Outside, r.Since, r.Jobs
 			c.interrupted, c.undid, c.git, c.during = r.Interrupted, r.Undid, r.Git, r.During
 		}
 	}
@@ -63,6 +63,7 @@ type callState struct {
 	files       []fileRecord
 	outside     []fileRecord
 	since       int64
+	jobs        []string
 	interrupted bool
 	undid       []int64
 	git         string
@@ -75,7 +76,7 @@ func (c *callState) info() CallInfo {
 		ci.Files = []outcome.ChangedFile{}
 	}
 	if len(c.outside) > 0 {
-		ci.Outside = &outcome.Outside{Since: c.since, Files: changed(c.outside)}
+		ci.Outside = &outcome.Outside{Since: c.since, Files: changed(c.outside), Jobs: c.jobs}
 	}
 	return ci
 }

@@ -354,6 +354,9 @@ type ChangedFile struct {
 type Outside struct {
 	Since int64         `json:"since,omitempty"`
 	Files []ChangedFile `json:"files"`
+	// Jobs are the jobs that ran in the tree meanwhile: the changes may
+	// be theirs.
+	Jobs []string `json:"jobs,omitempty"`
 }
 
 // Wrote is a file a call changed as it knows it: write, edit and patch hold
