@@ -376,6 +376,33 @@ func TestUndo(t *testing.T) {
 	}
 }
 
+// TestNoLongerKept: once the store's cap has pushed out a call's contents
+// (its oldest packs removed), the call is still listed with what it
+// changed, marked no longer undoable, and undo says so instead of calling
+// the store corrupt.
+func TestNoLongerKept(t *testing.T) {
+	dir := newTree(t, map[string]string{"a": "one\n"})
+	ch := call(t, dir, func() { must(t, os.WriteFile(filepath.Join(dir, "a"), []byte("two\n"), 0o644)) })
+	if !ch.Files[0].Restorable {
+		t.Fatalf("before the trim: %+v", ch.Files)
+	}
+	packs, _ := filepath.Glob(filepath.Join(os.Getenv("TOOLKIT_STATE"), "history", "packs", "*"))
+	if len(packs) == 0 {
+		t.Fatal("no pack")
+	}
+	for _, p := range packs {
+		must(t, os.Remove(p)) // as trim does
+	}
+	ci, _, err := Show(ch.Call, false)
+	if err != nil || len(ci.Files) != 1 || ci.Files[0].Restorable || ci.Files[0].Why != noLongerKept {
+		t.Fatalf("shown: %+v %v", ci.Files, err)
+	}
+	res, _, err := UndoCalls(context.Background(), UndoArgs{Call: ch.Call}, settings())
+	if err != nil || len(res.NotKept) != 1 || res.NotKept[0].Why != noLongerKept {
+		t.Fatalf("undo: %+v %v", res, err)
+	}
+}
+
 // TestUndoTo: to: N takes the tree back to before call N, through every
 // later call, the later first.
 func TestUndoTo(t *testing.T) {

@@ -1,10 +1,8 @@
 package history
 
 import (
-	"context"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -47,11 +45,31 @@ func (h *history) calls() (map[int64]*callState, []int64, error) {
 		case r.Begin != nil:
 			c.tree, c.tool, c.began = r.Tree, r.Tool, *r.Begin
 		case r.End != nil:
-			c.ended, c.files, c.outside, c.since, c.jobs = true, r.Files, r.Outside, r.Since, r.Jobs
+			c.ended, c.files, c.outside, c.since, c.jobs = true, h.stillKept(r.Files), r.Outside, r.Since, r.Jobs
 			c.interrupted, c.undid, c.git, c.during = r.Interrupted, r.Undid, r.Git, r.During
 		}
 	}
 	return byN, order, nil
+}
+
+// noLongerKept is why a change cannot be taken back once the store's cap
+// pushed out the content before it.
+const noLongerKept = "no longer undoable: its content before went from the store, oldest first, to keep it within its cap"
+
+// stillKept is files as the store holds them now: a content before that
+// the store no longer holds is no longer kept, and its change no longer
+// undoable. The log keeps what each call changed all the same.
+func (h *history) stillKept(files []fileRecord) []fileRecord {
+	if h.store == nil {
+		return files
+	}
+	for i := range files {
+		f := &files[i]
+		if f.PreKept && f.Why == "" && !h.store.hasHex(f.Pre) {
+			f.PreKept, f.Why = false, noLongerKept
+		}
+	}
+	return files
 }
 
 // callState is a call as the log says it.
@@ -84,7 +102,7 @@ func (c *callState) info() CallInfo {
 // List is the calls, newest first, that changed something (or all of them
 // with all), from offset on, at most limit; and how many there are.
 func List(all bool, offset, limit int) ([]CallInfo, int, error) {
-	h, err := open(Settings{Mode: Report})
+	h, err := open(Settings{Mode: Undo, StoreCap: 1 << 62})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -161,6 +179,3 @@ func (h *history) content(sum string, none bool) ([]byte, bool) {
 	b, err := h.store.get(s)
 	return b, err == nil
 }
-
-var _ = context.Background
-var _ = os.Getpid

@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -154,6 +155,12 @@ func (s *store) has(sum [32]byte) bool {
 	}
 	_, ok := s.locs[sum]
 	return ok
+}
+
+// hasHex is has for a sha256 in hex; false for one that is not.
+func (s *store) hasHex(sum string) bool {
+	b, err := hex.DecodeString(sum)
+	return err == nil && len(b) == 32 && s.has([32]byte(b))
 }
 
 // put keeps data, if it is not kept already, and returns its sha256.
