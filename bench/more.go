@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,16 +83,6 @@ func moreCases(e *benchEnv) []comparison {
 	// changed and walks nothing.
 	bare := []string{tk, "shell", "--history", "undo", "--history-keeper=false", "--cwd", tree, "true"}
 	kept := []string{tk, "shell", "--history", "undo", "--cwd", tree, "true"}
-	watching := func() error {
-		for range 600 {
-			out, err := exec.Command(tk, "job").Output()
-			if err == nil && strings.Contains(string(out), ": watching "+tree) {
-				return nil
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		return fmt.Errorf("no history keeper watches %s", tree)
-	}
 	out = append(out,
 		comparison{
 			group: "history", name: "change detection by a full scan (a shell call, no keeper), against git status --porcelain, Go's source tree",
@@ -116,7 +107,7 @@ func moreCases(e *benchEnv) []comparison {
 				if err := exec.Command(kept[0], kept[1:]...).Run(); err != nil {
 					return err
 				}
-				return watching()
+				return watching(tk, tree)
 			},
 		},
 		comparison{
@@ -143,5 +134,109 @@ func moreCases(e *benchEnv) []comparison {
 			setup: makeTree,
 		},
 	)
-	return out
+	return append(out, historyChanges(e)...)
+}
+
+// historyChanges are the rows of a call that changes many files: what the
+// keeper and the store add to it, and an undo of it against git checkout.
+// The tree is 1,000 files of 10 KB in a git repository; the call with
+// history off runs on a copy of it, as the other's changes would be changes
+// made outside its calls to the one.
+func historyChanges(e *benchEnv) []comparison {
+	tk := e.toolkit
+	tree, off := e.path("undo-tree"), e.path("undo-tree-off")
+	makeTree := func(tree string) error {
+		if _, err := os.Stat(filepath.Join(tree, ".git")); err == nil {
+			return nil
+		}
+		line := strings.Repeat("0123456789abcdef ", 6) + "\n" // 103 bytes
+		for i := range 1000 {
+			p := filepath.Join(tree, fmt.Sprintf("d%d", i/100), fmt.Sprintf("f%03d.txt", i))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte(strings.Repeat(line, 100)), 0o644); err != nil {
+				return err
+			}
+		}
+		script := `cd "$0" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm base`
+		return exec.Command("sh", "-c", script, tree).Run()
+	}
+	rewrite := "sed -i 's/^0/x/' d*/f*.txt" // every line of every file
+	// A new content each run: every line one byte longer.
+	grow := func(history, tree string) []string {
+		return []string{tk, "shell", "--history", history, "--cwd", tree, "sed -i 's/^/x/' d*/f*.txt"}
+	}
+	// toolkit's side of the undo row: the call that the before step made.
+	callFile := e.path("undo-call")
+	changeAll := func() error {
+		out, err := exec.Command(tk, "shell", "--json", "--history", "undo", "--history-keeper=false", "--cwd", tree, rewrite).Output()
+		if err != nil {
+			return err
+		}
+		var o struct {
+			Changes struct {
+				Call  int64
+				Files []struct{} `json:"files"`
+			} `json:"changes"`
+		}
+		if err := json.Unmarshal(out, &o); err != nil || len(o.Changes.Files) != 1000 {
+			return fmt.Errorf("the call that changes 1,000 files: %v, %d files", err, len(o.Changes.Files))
+		}
+		return os.WriteFile(callFile, fmt.Appendf(nil, "%d", o.Changes.Call), 0o644)
+	}
+	setup := func() error {
+		if err := makeTree(tree); err != nil {
+			return err
+		}
+		// The first call makes the tree's index and keeps its baseline.
+		return exec.Command(tk, "shell", "--history", "undo", "--history-keeper=false", "--cwd", tree, "true").Run()
+	}
+	return []comparison{
+		{
+			group: "history", name: "a shell call that rewrites 1,000 files of 10 KB (sed -i), history on with the keeper watching, against it off",
+			base: grow("off", off), tool: grow("undo", tree),
+			runs: e.runs, target: "report: what finding and keeping 10 MB of new contents costs",
+			setup: func() error {
+				if err := makeTree(off); err != nil {
+					return err
+				}
+				if err := setup(); err != nil {
+					return err
+				}
+				if err := exec.Command(tk, "shell", "--history", "undo", "--cwd", tree, "true").Run(); err != nil {
+					return err
+				}
+				return watching(tk, tree)
+			},
+		},
+		{
+			group: "history", name: "toolkit undo of a call that changed 1,000 files (10 MB), against git checkout -- . of the same files",
+			base:   []string{"git", "-C", tree, "checkout", "-q", "--", "."},
+			tool:   []string{"sh", "-c", tk + " undo --history-keeper=false --call $(cat " + callFile + ")"},
+			before: changeAll,
+			runs:   e.runs, target: "≤ 0.75×, toolkit ≤ 1 s", limit: 0.75, maxMS: 1000,
+			setup: func() error {
+				if err := exec.Command(tk, "job", "--stop-all").Run(); err != nil {
+					return err
+				}
+				if err := exec.Command("git", "-C", tree, "reset", "-q", "--hard").Run(); err != nil {
+					return err
+				}
+				return setup()
+			},
+		},
+	}
+}
+
+// watching waits until tree's history keeper watches it.
+func watching(tk, tree string) error {
+	for range 600 {
+		out, err := exec.Command(tk, "job").Output()
+		if err == nil && strings.Contains(string(out), ": watching "+tree) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("no history keeper watches %s", tree)
 }

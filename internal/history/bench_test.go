@@ -2,8 +2,10 @@ package history
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +41,32 @@ func BenchmarkCall(b *testing.B) {
 				call()
 			}
 		})
+	}
+}
+
+// BenchmarkUndo: the undo of a call that changed 1,000 files of 10 KB.
+func BenchmarkUndo(b *testing.B) {
+	files := map[string]string{}
+	for i := range 1000 {
+		files[fmt.Sprintf("d%d/f%03d.txt", i/100, i)] = strings.Repeat("0123456789abcdef 0123456789abcdef 0123456789abcdef\n", 200)
+	}
+	s := Defaults
+	s.Keeper = false
+	dir := newTreeWith(b, files, s)
+	for b.Loop() {
+		b.StopTimer()
+		ch := callWith(b, dir, s, func() {
+			for name := range files {
+				p := filepath.Join(dir, name)
+				data, _ := os.ReadFile(p)
+				if err := os.WriteFile(p, append([]byte("x"), data...), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.StartTimer()
+		if _, _, err := UndoCalls(context.Background(), UndoArgs{Call: ch.Call}, s); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -39,7 +39,7 @@ func keeping() Settings {
 
 // newTreeWith is newTree with the host's settings s; with a keeper, once
 // the keeper watches the tree, and a call has walked it whole for it.
-func newTreeWith(t *testing.T, files map[string]string, s Settings) string {
+func newTreeWith(t testing.TB, files map[string]string, s Settings) string {
 	t.Helper()
 	t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
 	dir := t.TempDir()
