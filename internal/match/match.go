@@ -313,18 +313,28 @@ func lookAlike(b []byte) (string, int) {
 		return crlfOnly(b)
 	}
 	r, n := utf8.DecodeRune(b)
-	if a, ok := ascii[r]; ok {
+	if a, ok := asciiFor(r); ok {
 		return a, n
 	}
 	return string(b[:n]), n
 }
 
-var ascii = map[rune]string{
-	'\u2018': "'", '\u2019': "'", '\u201A': "'", '\u201B': "'", '\u2032': "'",
-	'\u201C': `"`, '\u201D': `"`, '\u201E': `"`, '\u201F': `"`, '\u2033': `"`,
-	'\u2010': "-", '\u2011': "-", '\u2012': "-", '\u2013': "-", '\u2014': "-", '\u2015': "-", '\u2212': "-",
-	'\u00A0': " ", '\u2002': " ", '\u2003': " ", '\u2007': " ", '\u2009': " ", '\u200A': " ", '\u202F': " ", '\u3000': " ",
-	'\u2026': "...",
+// asciiFor is the ASCII a look-alike character stands for: a switch, not
+// a map, so that no table is built when toolkit starts.
+func asciiFor(r rune) (string, bool) {
+	switch r {
+	case '\u2018', '\u2019', '\u201A', '\u201B', '\u2032':
+		return "'", true
+	case '\u201C', '\u201D', '\u201E', '\u201F', '\u2033':
+		return `"`, true
+	case '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2015', '\u2212':
+		return "-", true
+	case '\u00A0', '\u2002', '\u2003', '\u2007', '\u2009', '\u200A', '\u202F', '\u3000':
+		return " ", true
+	case '\u2026':
+		return "...", true
+	}
+	return "", false
 }
 
 // LookAlikes names the look-alike characters where a place and the quote
@@ -334,7 +344,7 @@ func LookAlikes(place, quote []byte) string {
 	in := func(b []byte) map[rune]bool {
 		set := map[rune]bool{}
 		for _, r := range string(b) {
-			if _, ok := ascii[r]; ok {
+			if _, ok := asciiFor(r); ok {
 				set[r] = true
 			}
 		}
@@ -345,7 +355,8 @@ func LookAlikes(place, quote []byte) string {
 	for _, set := range []map[rune]bool{p, q} {
 		for r := range set {
 			if p[r] != q[r] {
-				byASCII[ascii[r]] = append(byASCII[ascii[r]], r)
+				a, _ := asciiFor(r)
+				byASCII[a] = append(byASCII[a], r)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestLevels(t *testing.T) {
@@ -47,8 +48,10 @@ func TestLevels(t *testing.T) {
 // miss matches).
 func TestFoldBytes(t *testing.T) {
 	gives := []string{"\n"} // "\r\n"
-	for _, a := range ascii {
-		gives = append(gives, a)
+	for r := rune(utf8.RuneSelf); r <= 0xFFFF; r++ {
+		if a, ok := asciiFor(r); ok {
+			gives = append(gives, a)
+		}
 	}
 	for _, g := range gives {
 		for _, c := range []byte(g) {
