@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -37,6 +38,28 @@ func moreCases(e *benchEnv) []comparison {
 			base: append(rg, p.pattern, src), tool: append(tool, p.pattern, src),
 			runs: e.runs, target: target, limit: limit, setup: warm,
 		})
+	}
+	// The five patterns with a literal again on a tree of 1 GiB: Go's
+	// source tree copied seven times.
+	big := e.path("go-src-1g")
+	makeBig := func() error {
+		if _, err := os.Stat(filepath.Join(big, "7")); err != nil {
+			script := `mkdir -p "$1" && for i in 1 2 3 4 5 6 7; do cp -r "$0" "$1/$i"; done`
+			if err := exec.Command("sh", "-c", script, src, big).Run(); err != nil {
+				return err
+			}
+		}
+		return exec.Command("sh", "-c", "grep -rq \"warm the cache\" \"$0\"; true", big).Run()
+	}
+	for _, c := range slices.Clone(out) {
+		if strings.HasPrefix(c.name, "[a-z]+_") {
+			continue
+		}
+		c.name = strings.Replace(c.name, "Go's source tree", "1 GiB (Go's source tree seven times)", 1)
+		c.base = append(slices.Clone(c.base[:len(c.base)-1]), big)
+		c.tool = append(slices.Clone(c.tool[:len(c.tool)-1]), big)
+		c.runs, c.setup = 3, makeBig
+		out = append(out, c)
 	}
 	out = append(out, comparison{
 		group: "grep-rg", name: "fatal.error (ignore case), every match, against GNU grep -rniI",

@@ -44,6 +44,7 @@ type store struct {
 	dirty       bool
 	readers     map[int]*os.File
 	zw          *flate.Writer // one, reset for each content: a new one costs a megabyte
+	zr          io.ReadCloser // one, reset for each content read back
 	comp        bytes.Buffer
 
 	// The packs' records are read when first needed: a call that finds
@@ -305,7 +306,18 @@ func (s *store) get(sum [32]byte) ([]byte, error) {
 		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, errCorrupt)
 	}
 	raw := int64(binary.LittleEndian.Uint32(frame[36:]))
-	out, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(frame[frameHeader:])), raw+1))
+	// One inflater for every content (a new one costs its 32 KiB window),
+	// into a buffer of the size the frame says, up to 64 MiB (a corrupt
+	// frame's size is not trusted further: the buffer grows as it reads).
+	src := bytes.NewReader(frame[frameHeader:])
+	if s.zr == nil {
+		s.zr = flate.NewReader(src)
+	} else if err := s.zr.(flate.Resetter).Reset(src, nil); err != nil {
+		return nil, err
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(raw, 64<<20)+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(s.zr, raw+1))
+	out := buf.Bytes()
 	if err != nil || int64(len(out)) != raw || sha256.Sum256(out) != sum {
 		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, errCorrupt)
 	}
