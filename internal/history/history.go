@@ -332,7 +332,75 @@ func (h *history) appendRecord(r record) error {
 	if _, err := f.Write(append(b, '\n')); err != nil {
 		return err
 	}
-	return unix.Fdatasync(int(f.Fd()))
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() > maxLog {
+		_ = h.compact() // the log stays as it is should this fail
+	}
+	return nil
+}
+
+// maxLog bounds the log of calls: past it, its oldest calls go, so that
+// what is left is at most half of it. (A call that changed 1,000 files
+// takes about 140 KB of it; one that changed a few, a few hundred bytes.)
+var maxLog int64 = 8 << 20
+
+// compact rewrites the log with its newest calls only, as many as fit in
+// half of maxLog, and every call not ended yet; their lines stay in their
+// order. The calls that go are no longer listed nor undoable; the contents
+// they kept stay in the store until its cap pushes them out.
+func (h *history) compact() error {
+	path := filepath.Join(h.dir, "calls.jsonl")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	type call struct {
+		size  int64
+		ended bool
+	}
+	byN := map[int64]*call{}
+	var order []int64
+	var lines []string
+	var nums []int64
+	for line := range strings.Lines(string(b)) {
+		var r struct {
+			Call int64      `json:"call"`
+			End  *time.Time `json:"end"`
+		}
+		if !strings.HasSuffix(line, "\n") || json.Unmarshal([]byte(line), &r) != nil {
+			continue
+		}
+		c := byN[r.Call]
+		if c == nil {
+			c = &call{}
+			byN[r.Call] = c
+			order = append(order, r.Call)
+		}
+		c.size += int64(len(line))
+		c.ended = c.ended || r.End != nil
+		lines, nums = append(lines, line), append(nums, r.Call)
+	}
+	keep := map[int64]bool{}
+	var size int64
+	full := false
+	for _, n := range slices.Backward(order) {
+		c := byN[n]
+		full = full || size+c.size > maxLog/2
+		if !full || !c.ended {
+			keep[n] = true
+			size += c.size
+		}
+	}
+	var out strings.Builder
+	out.Grow(int(size))
+	for i, line := range lines {
+		if keep[nums[i]] {
+			out.WriteString(line)
+		}
+	}
+	return writeSynced(path, []byte(out.String()))
 }
 
 // records reads the log; a torn last line (toolkit killed mid-append) is

@@ -403,6 +403,41 @@ func TestNoLongerKept(t *testing.T) {
 	}
 }
 
+// TestLogBounded: past maxLog the log of calls keeps only its newest
+// calls, within half of it: the others are no longer listed nor undoable,
+// and the newest still are.
+func TestLogBounded(t *testing.T) {
+	was := maxLog
+	maxLog = 4096
+	t.Cleanup(func() { maxLog = was })
+	dir := newTree(t, map[string]string{"a": "0\n"})
+	var last *outcome.Changes
+	var first int64
+	for i := range 40 {
+		last = call(t, dir, func() { must(t, os.WriteFile(filepath.Join(dir, "a"), fmt.Appendf(nil, "%d\n", i+1), 0o644)) })
+		if i == 0 {
+			first = last.Call
+		}
+	}
+	fi, err := os.Stat(filepath.Join(os.Getenv("TOOLKIT_STATE"), "history", "calls.jsonl"))
+	if err != nil || fi.Size() > maxLog {
+		t.Fatalf("the log: %v, %v bytes over %d", err, fi.Size(), maxLog)
+	}
+	if _, _, err := Show(first, false); err == nil {
+		t.Errorf("call %d is still in the log", first)
+	}
+	calls, total, err := List(false, 0, 100)
+	if err != nil || total < 5 || calls[0].Call != last.Call {
+		t.Fatalf("listed %d calls, newest %+v: %v", total, calls[0], err)
+	}
+	if _, _, err := UndoCalls(context.Background(), UndoArgs{Call: last.Call}, settings()); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a")); string(b) != "39\n" {
+		t.Fatalf("after the undo of the newest call: %q", b)
+	}
+}
+
 // TestUndoTo: to: N takes the tree back to before call N, through every
 // later call, the later first.
 func TestUndoTo(t *testing.T) {
