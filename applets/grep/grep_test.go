@@ -98,7 +98,7 @@ func TestAgainstGitGrep(t *testing.T) {
 				args = append(args, "-i")
 			}
 			// git grep exits 1 when nothing matches.
-			b, err := gittest.Command(dir, append(args, "-e", p.pattern)...).Output()
+			b, err := gittest.Output(dir, nil, append(args, "-e", p.pattern)...)
 			out := string(b)
 			if err != nil && out != "" {
 				t.Fatal(err)

@@ -128,9 +128,7 @@ func TestAgainstGit(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(global, "git", "ignore"), []byte(randomPattern(rng)+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ls := gittest.Command(dir, "ls-files", "-z", "--others", "--exclude-standard")
-		ls.Env = append(ls.Env, "XDG_CONFIG_HOME="+global)
-		out, err := ls.Output()
+		out, err := gittest.Output(dir, []string{"XDG_CONFIG_HOME=" + global}, "ls-files", "-z", "--others", "--exclude-standard")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,9 +171,8 @@ func TestAgainstGit(t *testing.T) {
 // gitIgnores asks git whether it ignores the directory name, with the
 // global excludes file the test set.
 func gitIgnores(dir, name string) bool {
-	cmd := gittest.Command(dir, "check-ignore", "-q", name+"/")
-	cmd.Env = append(cmd.Env, "XDG_CONFIG_HOME="+os.Getenv("XDG_CONFIG_HOME"))
-	return cmd.Run() == nil
+	_, err := gittest.Output(dir, []string{"XDG_CONFIG_HOME=" + os.Getenv("XDG_CONFIG_HOME")}, "check-ignore", "-q", name+"/")
+	return err == nil
 }
 
 func splitZ(s string) []string {
@@ -412,9 +409,7 @@ func TestRepoRules(t *testing.T) {
 		t.Errorf("from inside the nested repository: %q", got)
 	}
 	// git, from inside, agrees (it reads the same global file).
-	cmd := gittest.Command(filepath.Join(main, "inner"), "ls-files", "--others", "--exclude-standard")
-	cmd.Env = append(cmd.Env, "XDG_CONFIG_HOME="+global)
-	if out, err := cmd.Output(); err != nil || strings.Join(strings.Fields(string(out)), " ") != "b.log c.txt" {
+	if out, err := gittest.Output(filepath.Join(main, "inner"), []string{"XDG_CONFIG_HOME=" + global}, "ls-files", "--others", "--exclude-standard"); err != nil || strings.Join(strings.Fields(string(out)), " ") != "b.log c.txt" {
 		t.Errorf("git: %q, %v", out, err)
 	}
 
