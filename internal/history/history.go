@@ -31,14 +31,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -46,6 +44,7 @@ import (
 	"toolkit/internal/cut"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
+	"toolkit/internal/replace"
 	"toolkit/internal/state"
 	"toolkit/internal/text"
 )
@@ -467,7 +466,7 @@ func (h *history) closed(n int64) { os.Remove(filepath.Join(h.dir, "open", strco
 // gitHead is where a tree's HEAD points: its branch and commit.
 func gitHead(tree string) string {
 	git := filepath.Join(tree, ".git")
-	b, err := readRegular(filepath.Join(git, "HEAD"))
+	b, err := readGit(filepath.Join(git, "HEAD"))
 	if err != nil {
 		return ""
 	}
@@ -477,10 +476,10 @@ func gitHead(tree string) string {
 		return "detached " + short(head)
 	}
 	branch := strings.TrimPrefix(ref, "refs/heads/")
-	if b, err := readRegular(filepath.Join(git, ref)); err == nil {
+	if b, err := readGit(filepath.Join(git, ref)); err == nil {
 		return branch + " " + short(strings.TrimSpace(string(b)))
 	}
-	if b, err := readRegular(filepath.Join(git, "packed-refs")); err == nil {
+	if b, err := readGit(filepath.Join(git, "packed-refs")); err == nil {
 		for line := range strings.Lines(string(b)) {
 			if sha, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref {
 				return branch + " " + short(sha)
@@ -490,22 +489,14 @@ func gitHead(tree string) string {
 	return branch
 }
 
-// readRegular reads a regular file of git's, of at most 64 MiB: never
+// readGit reads a file of git's: a regular file of at most 64 MiB, never
 // waiting on a FIFO or a device a command put in its place.
-func readRegular(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
+func readGit(path string) ([]byte, error) {
+	b, _, err := replace.ReadUpTo(nil, path, 64<<20)
+	if err == nil && b == nil {
+		err = errors.New("no such regular file of git's, or a larger one")
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > 64<<20 {
-		return nil, errors.New("not a regular file of git's")
-	}
-	return io.ReadAll(io.LimitReader(f, 64<<20))
+	return b, err
 }
 
 func short(sha string) string { return sha[:min(len(sha), 7)] }

@@ -18,6 +18,25 @@ const MaxWhole = 1 << 30
 // ReadWhole reads a regular file whole, as edit and patch change it; a
 // directory, a FIFO or device, and a file larger than MaxWhole are errors.
 func ReadWhole(r *root.Root, path string) ([]byte, error) {
+	b, err := readAtMost(r, path, MaxWhole)
+	if tl, ok := errors.AsType[*tooLarge](err); ok {
+		if tl.size < 0 {
+			return nil, fmt.Errorf("grew past the %d MiB edit and patch take while read", MaxWhole>>20)
+		}
+		return nil, fmt.Errorf("%d bytes: larger than the %d MiB edit and patch take; use write", tl.size, MaxWhole>>20)
+	}
+	return b, err
+}
+
+// tooLarge is a file larger than a read's limit: its size, or -1 where it
+// grew past the limit while read.
+type tooLarge struct{ size int64 }
+
+func (e *tooLarge) Error() string { return fmt.Sprintf("%d bytes: too large", e.size) }
+
+// readAtMost reads a regular file whole, of at most max bytes, opened so
+// that a FIFO or a device in its place is refused, never waited on.
+func readAtMost(r *root.Root, path string, max int64) ([]byte, error) {
 	f, err := r.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, err
@@ -33,8 +52,8 @@ func ReadWhole(r *root.Root, path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, ErrNotRegular
 	}
-	if fi.Size() > MaxWhole {
-		return nil, fmt.Errorf("%d bytes: larger than the %d MiB edit and patch take; use write", fi.Size(), MaxWhole>>20)
+	if fi.Size() > max {
+		return nil, &tooLarge{fi.Size()}
 	}
 	b := make([]byte, 0, fi.Size()+1)
 	for {
@@ -47,8 +66,8 @@ func ReadWhole(r *root.Root, path string) ([]byte, error) {
 			return nil, err
 		}
 		if len(b) == cap(b) {
-			if len(b) > MaxWhole {
-				return nil, fmt.Errorf("grew past the %d MiB edit and patch take while read", MaxWhole>>20)
+			if int64(len(b)) > max {
+				return nil, &tooLarge{-1}
 			}
 			b = append(b, 0)[:len(b)] // it grew while read
 		}
@@ -88,17 +107,15 @@ func Reason(err error) string {
 // ReadUpTo reads a regular file whole when it holds at most max bytes: its
 // bytes, and whether it is there (a larger one is there, and not read).
 func ReadUpTo(r *root.Root, path string, max int64) ([]byte, bool, error) {
-	fi, err := r.Stat(path)
+	b, err := readAtMost(r, path, max)
+	_, over := errors.AsType[*tooLarge](err)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, nil
-	case err != nil:
-		return nil, false, err
-	case !fi.Mode().IsRegular():
-		return nil, true, ErrNotRegular
-	case fi.Size() > max:
+	case over:
 		return nil, true, nil
+	case errors.Is(err, syscall.EISDIR), errors.Is(err, ErrNotRegular):
+		return nil, true, ErrNotRegular
 	}
-	b, err := ReadWhole(r, path)
 	return b, err == nil, err
 }
