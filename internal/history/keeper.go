@@ -553,23 +553,18 @@ func (w *watcher) addWatches(ctx context.Context, rel string, tracked bool) erro
 		}
 		return werr
 	}
-	var walkDir func(p string)
-	walkDir = func(p string) {
-		base := filepath.Base(p)
-		if p != "" && (base == ".git" || p == w.skip) || !add(p) || p != "" && isHeavy(base) {
-			return
-		}
-		entries, err := os.ReadDir(filepath.Join(w.tree, p))
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			if e.IsDir() {
-				walkDir(joinRel(p, e.Name()))
-			}
-		}
+	// A directory made or moved in: it and every directory under it, by a
+	// walk that reads no ignore file; never .git nor the state directory,
+	// and not into a heavy directory. One gone already is left to its
+	// parent's events.
+	watched := func(p, name string) bool {
+		return (p == "" || name != ".git" && p != w.skip) && add(p) && (p == "" || !isHeavy(name))
 	}
-	walkDir(rel)
+	if watched(rel, filepath.Base(rel)) {
+		_, _ = walk.Dir(ctx, nil, filepath.Join(w.tree, rel), walk.Options{Hidden: true, NoIgnore: true}, func(e walk.Entry) bool {
+			return e.Type.IsDir() && watched(joinRel(rel, e.Path), e.Name)
+		})
+	}
 	return werr
 }
 
@@ -578,15 +573,6 @@ func joinRel(dir, name string) string {
 		return name
 	}
 	return dir + "/" + name
-}
-
-func isHeavy(name string) bool {
-	for _, h := range heavyNames {
-		if h == name {
-			return true
-		}
-	}
-	return false
 }
 
 // run reads the events as they come, until the instance is closed.

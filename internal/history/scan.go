@@ -20,6 +20,8 @@ import (
 // snapshots).
 var heavyNames = []string{"node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".pytest_cache", ".cache"}
 
+func isHeavy(name string) bool { return slices.Contains(heavyNames, name) }
+
 // maxIgnored is the largest ignored file that is tracked: the small files
 // git clean destroys and no one can make again (.env, local settings).
 const maxIgnored = 64 << 10
@@ -54,7 +56,7 @@ func track(ctx context.Context, top, skip string, only *dirty, add func(e walk.E
 	}}
 	_, err := walk.Dir(ctx, nil, top, o, func(e walk.Entry) bool {
 		isDir := e.Type.IsDir()
-		heavy := isDir && slices.Contains(heavyNames, e.Name)
+		heavy := isDir && isHeavy(e.Name)
 		switch {
 		case isDir && e.Path == skip:
 			return false
