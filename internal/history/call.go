@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -554,7 +553,7 @@ func bigDirs(idx *Index, now []seen, bigDir int) map[string]int {
 // at each of p's parents, whatever the number of dirs.
 func topOf[V any](p string, dirs map[string]V) string {
 	top := ""
-	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+	for d := parentOf(p); d != ""; d = parentOf(d) {
 		if _, ok := dirs[d]; ok {
 			top = d
 		}
