@@ -450,7 +450,7 @@ func (h *history) openCalls(tree string) (running, interrupted []int64) {
 		if err != nil || json.Unmarshal(b, &oc) != nil || oc.Tree != tree {
 			continue
 		}
-		if info, ok := proc.Lookup(oc.Pid); ok && info.Start == oc.Started && info.State != 'Z' {
+		if proc.StillAlive(oc.Pid, oc.Started) {
 			running = append(running, n)
 		} else {
 			interrupted = append(interrupted, n)

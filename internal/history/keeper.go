@@ -223,12 +223,12 @@ func Keepers() []Keeper {
 // Stop ends the keeper, if it is still the process it was, and waits a
 // moment for its end.
 func (k Keeper) Stop() {
-	if info, ok := proc.Lookup(k.Pid); !ok || info.Start != k.start {
+	if !proc.StillAlive(k.Pid, k.start) {
 		return
 	}
 	_ = unix.Kill(k.Pid, unix.SIGTERM)
 	for range 100 {
-		if info, ok := proc.Lookup(k.Pid); !ok || info.Start != k.start || info.State == 'Z' {
+		if !proc.StillAlive(k.Pid, k.start) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

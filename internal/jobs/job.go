@@ -181,8 +181,7 @@ func (j *Job) Refresh() error {
 
 // keeperAlive reports whether the job's keeper is still the process it was.
 func (j *Job) keeperAlive() bool {
-	info, ok := proc.Lookup(j.Status.Keeper)
-	return ok && info.Start == j.Status.KeeperStart && info.State != 'Z' && info.State != 'X'
+	return proc.StillAlive(j.Status.Keeper, j.Status.KeeperStart)
 }
 
 // stopOrphans stops what is left of a job whose keeper died: the

@@ -129,6 +129,14 @@ func Alive(pid int) bool {
 	return ok && info.State != 'Z' && info.State != 'X'
 }
 
+// StillAlive reports whether pid still names the process that started at
+// start (in clock ticks since boot, as Info.Start), and it is not a
+// zombie: a pid reused names another process.
+func StillAlive(pid int, start uint64) bool {
+	info, ok := readStat(pid, make([]byte, 1024))
+	return ok && info.Start == start && info.State != 'Z' && info.State != 'X'
+}
+
 // haveProc reports whether /proc is there to look at.
 func haveProc() bool {
 	_, err := os.Stat("/proc/self/stat")
