@@ -1,7 +1,6 @@
 package history
 
 import (
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -170,11 +169,9 @@ func (h *history) content(sum string, none bool) ([]byte, bool) {
 	if sum == "" || h.store == nil {
 		return nil, false
 	}
-	var s [32]byte
-	if b, err := hex.DecodeString(sum); err != nil || len(b) != 32 {
+	s, ok := parseSum(sum)
+	if !ok {
 		return nil, false
-	} else {
-		copy(s[:], b)
 	}
 	b, err := h.store.get(s)
 	return b, err == nil

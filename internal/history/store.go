@@ -160,8 +160,17 @@ func (s *store) has(sum [32]byte) bool {
 
 // hasHex is has for a sha256 in hex; false for one that is not.
 func (s *store) hasHex(sum string) bool {
+	k, ok := parseSum(sum)
+	return ok && s.has(k)
+}
+
+// parseSum is a sha256 written in hex, as the log holds it.
+func parseSum(sum string) ([32]byte, bool) {
 	b, err := hex.DecodeString(sum)
-	return err == nil && len(b) == 32 && s.has([32]byte(b))
+	if err != nil || len(b) != 32 {
+		return [32]byte{}, false
+	}
+	return [32]byte(b), true
 }
 
 // put keeps data, if it is not kept already, and returns its sha256.
