@@ -95,11 +95,7 @@ func moreCases(e *benchEnv) []comparison {
 	// History on a copy of Go's source tree made a git repository.
 	tree := e.path("history-tree")
 	makeTree := func() error {
-		if _, err := os.Stat(filepath.Join(tree, ".git")); err == nil {
-			return nil
-		}
-		script := `cp -r "$0" "$1" && cd "$1" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm base`
-		return exec.Command("sh", "-c", script, src, tree).Run()
+		return gitRepo(tree, func() error { return exec.Command("cp", "-r", src, tree).Run() })
 	}
 	// A baseline kept, then nothing changed: without a keeper each call
 	// walks the tree before and after its command; with one, it asks what
@@ -169,21 +165,19 @@ func historyChanges(e *benchEnv) []comparison {
 	tk := e.toolkit
 	tree, off := e.path("undo-tree"), e.path("undo-tree-off")
 	makeTree := func(tree string) error {
-		if _, err := os.Stat(filepath.Join(tree, ".git")); err == nil {
+		return gitRepo(tree, func() error {
+			line := strings.Repeat("0123456789abcdef ", 6) + "\n" // 103 bytes
+			for i := range 1000 {
+				p := filepath.Join(tree, fmt.Sprintf("d%d", i/100), fmt.Sprintf("f%03d.txt", i))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(p, []byte(strings.Repeat(line, 100)), 0o644); err != nil {
+					return err
+				}
+			}
 			return nil
-		}
-		line := strings.Repeat("0123456789abcdef ", 6) + "\n" // 103 bytes
-		for i := range 1000 {
-			p := filepath.Join(tree, fmt.Sprintf("d%d", i/100), fmt.Sprintf("f%03d.txt", i))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(p, []byte(strings.Repeat(line, 100)), 0o644); err != nil {
-				return err
-			}
-		}
-		script := `cd "$0" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm base`
-		return exec.Command("sh", "-c", script, tree).Run()
+		})
 	}
 	rewrite := "sed -i 's/^0/x/' d*/f*.txt" // every line of every file
 	// A new content each run: every line one byte longer.
@@ -252,12 +246,27 @@ func historyChanges(e *benchEnv) []comparison {
 	}
 }
 
-// watching waits until tree's history keeper watches it.
+// gitRepo makes dir a git repository of what fill puts in it, with one
+// commit; a repository there already is taken as it is.
+func gitRepo(dir string, fill func() error) error {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		return nil
+	}
+	if err := fill(); err != nil {
+		return err
+	}
+	script := `cd "$0" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm base`
+	return exec.Command("sh", "-c", script, dir).Run()
+}
+
+// watching waits until tree's history keeper watches it, then makes one
+// call that asks it: the first call to ask walks the whole tree (its last
+// whole walk is not known), and the rows measure the calls after it.
 func watching(tk, tree string) error {
 	for range 600 {
 		out, err := exec.Command(tk, "job").Output()
 		if err == nil && strings.Contains(string(out), ": watching "+tree) {
-			return nil
+			return exec.Command(tk, "shell", "--history", "undo", "--cwd", tree, "true").Run()
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
