@@ -52,15 +52,7 @@ type Encoding struct {
 // it decodes validly: a file that merely starts FF FE is not taken for
 // UTF-16.
 func Detect(head []byte, whole bool) Encoding {
-	for _, e := range []struct {
-		bom []byte
-		enc Encoding
-	}{
-		{[]byte{0xFF, 0xFE, 0, 0}, Encoding{"UTF-32LE", 4, 4, false}},
-		{[]byte{0, 0, 0xFE, 0xFF}, Encoding{"UTF-32BE", 4, 4, true}},
-		{[]byte{0xFF, 0xFE}, Encoding{"UTF-16LE", 2, 2, false}},
-		{[]byte{0xFE, 0xFF}, Encoding{"UTF-16BE", 2, 2, true}},
-	} {
+	for _, e := range wideBOMs {
 		if bytes.HasPrefix(head, e.bom) && decodesValidly(head[len(e.bom):], e.enc, whole) {
 			return e.enc
 		}
@@ -69,6 +61,28 @@ func Detect(head []byte, whole bool) Encoding {
 		return Encoding{BOM: 3}
 	}
 	return Encoding{}
+}
+
+// wideBOMs are the byte-order marks of UTF-32 and UTF-16, the longer first.
+var wideBOMs = [...]struct {
+	bom []byte
+	enc Encoding
+}{
+	{[]byte{0xFF, 0xFE, 0, 0}, Encoding{"UTF-32LE", 4, 4, false}},
+	{[]byte{0, 0, 0xFE, 0xFF}, Encoding{"UTF-32BE", 4, 4, true}},
+	{[]byte{0xFF, 0xFE}, Encoding{"UTF-16LE", 2, 2, false}},
+	{[]byte{0xFE, 0xFF}, Encoding{"UTF-16BE", 2, 2, true}},
+}
+
+// WideBOM says head begins with a UTF-16 or UTF-32 byte-order mark,
+// whether or not what follows decodes: its NULs may be its characters'.
+func WideBOM(head []byte) bool {
+	for _, e := range wideBOMs {
+		if bytes.HasPrefix(head, e.bom) {
+			return true
+		}
+	}
+	return false
 }
 
 // decodesValidly reports whether b, the start of a file after its BOM, is

@@ -33,6 +33,7 @@ import (
 
 	"toolkit/internal/ignore"
 	"toolkit/internal/root"
+	"toolkit/internal/text"
 )
 
 // Options say what the walk leaves out.
@@ -91,7 +92,7 @@ func (e Entry) ReadText(buf []byte, most int64) ([]byte, bool, error) {
 // ripgrep's buffer.
 const firstRead = 64 << 10
 
-func (e Entry) read(buf []byte, most int64, text bool) ([]byte, bool, error) {
+func (e Entry) read(buf []byte, most int64, toNUL bool) ([]byte, bool, error) {
 	fd, err := unix.Openat(e.dir, e.Name, openFlags, 0)
 	if err != nil {
 		return buf, false, err
@@ -123,7 +124,7 @@ func (e Entry) read(buf []byte, most int64, text bool) ([]byte, bool, error) {
 			buf = slices.Grow(buf, 64<<10)
 		}
 		want := cap(buf) - len(buf)
-		if text && len(buf) == 0 {
+		if toNUL && len(buf) == 0 {
 			want = min(want, firstRead)
 		}
 		n, err := unix.Read(fd, buf[len(buf):len(buf)+want])
@@ -134,10 +135,10 @@ func (e Entry) read(buf []byte, most int64, text bool) ([]byte, bool, error) {
 			return buf, false, err
 		}
 		buf = buf[:len(buf)+n]
-		if text && checked == 0 && wide(buf) {
-			text = false // UTF-16 or UTF-32: NULs are its characters'
+		if toNUL && checked == 0 && text.WideBOM(buf) {
+			toNUL = false // UTF-16 or UTF-32: NULs are its characters'
 		}
-		if text {
+		if toNUL {
 			if i := bytes.IndexByte(buf[checked:], 0); i >= 0 {
 				return buf[:checked+i], true, nil
 			}
@@ -149,17 +150,6 @@ func (e Entry) read(buf []byte, most int64, text bool) ([]byte, bool, error) {
 			return buf, false, nil
 		}
 	}
-}
-
-// wide says a file that begins with b begins with a UTF-16 or UTF-32
-// byte-order mark.
-func wide(b []byte) bool {
-	for _, bom := range [][]byte{{0xFF, 0xFE}, {0xFE, 0xFF}, {0, 0, 0xFE, 0xFF}} {
-		if bytes.HasPrefix(b, bom) {
-			return true
-		}
-	}
-	return false
 }
 
 // minBuffer is the least a read buffer is made: most source files fit.
@@ -297,8 +287,8 @@ func (w *walker) dir(d dirWork) {
 			if !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name }) {
 				continue
 			}
-			if text, ok := readSmall(d.fd, name); ok {
-				stack = append(slices.Clip(stack), ignore.Parse(base, text))
+			if rules, ok := readSmall(d.fd, name); ok {
+				stack = append(slices.Clip(stack), ignore.Parse(base, rules))
 			}
 		}
 	}
