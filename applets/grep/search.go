@@ -39,7 +39,7 @@ func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, erro
 	if literal && (!ignoreCase || isASCII(pattern)) {
 		f := &finder{lits: [][]byte{[]byte(pattern)}, fold: ignoreCase}
 		if ignoreCase {
-			f.lits[0] = bytes.ToLower(f.lits[0])
+			f.lits[0] = lowerASCII(nil, f.lits[0]) // all ASCII
 		}
 		return f, nil
 	}
@@ -249,15 +249,7 @@ func asciiFold(r rune) bool {
 }
 
 // lowerString is s in ASCII lower case.
-func lowerString(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
-}
+func lowerString(s string) string { return string(lowerASCII(nil, []byte(s))) }
 
 // score says how few lines a need lets through: its weakest literal's.
 // A longer literal of rarer bytes lets fewer through.
