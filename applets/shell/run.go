@@ -170,8 +170,7 @@ func (rd *reader) run() {
 }
 
 // behind reports whether output is still on its way in: bytes wait in the
-// pipe (FIONREAD, which Linux spells TIOCINQ), or the last read is being
-// handed on. A reader starved of CPU (many
+// pipe or the terminal (proc.Unread), or the last read is being handed on. A reader starved of CPU (many
 // toolkits at once on few cores) is behind, and the output is not quiet
 // then, though no byte came for a while.
 func (rd *reader) behind() bool {
@@ -180,7 +179,7 @@ func (rd *reader) behind() bool {
 	}
 	pending := 0
 	if c, err := rd.f.SyscallConn(); err == nil {
-		_ = c.Control(func(fd uintptr) { pending, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		_ = c.Control(func(fd uintptr) { pending = proc.Unread(int(fd)) })
 	}
 	return pending > 0
 }

@@ -325,7 +325,7 @@ func (k *keeper) drained() bool {
 		if k.copying.TryLock() {
 			pending = 0
 			if rc, err := k.out.SyscallConn(); err == nil {
-				_ = rc.Control(func(fd uintptr) { pending = unread(int(fd)) })
+				_ = rc.Control(func(fd uintptr) { pending = proc.Unread(int(fd)) })
 			}
 			k.copying.Unlock()
 		}
@@ -337,23 +337,6 @@ func (k *keeper) drained() bool {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-}
-
-// unread is how many bytes wait to be read from the job's output fd. A
-// terminal's master holds what the job wrote in a buffer of its own until
-// a kernel worker moves it to where TIOCINQ counts: a poll moves it first
-// (n_tty_poll flushes that work when it finds nothing to read), so that a
-// prompt written just before the job sat down to read is counted. Without
-// it TIOCINQ missed a fresh write 504 times in 2,000 (TestUnreadTerminal),
-// and a --tty yield under load said "waiting for input" without the prompt
-// (job_drained.txtar; 2 times in 190 beside two CPU burners).
-func unread(fd int) int {
-	_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
-	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
-	if err != nil {
-		return 0
-	}
-	return n
 }
 
 // writeInput passes the looks' input to the command, in the order it came,

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/creack/pty"
 )
 
 // TestLaunch: the one way a command starts, as shell and the keeper use
@@ -55,5 +57,35 @@ func TestLaunch(t *testing.T) {
 				t.Errorf("exit %d, want %d", ws.ExitStatus(), tc.code)
 			}
 		})
+	}
+}
+
+// TestUnreadTerminal: what a command wrote to its terminal is counted as
+// unread at once, not only once a kernel worker has moved it to where
+// TIOCINQ counts. Without the poll in Unread, TIOCINQ alone missed it
+// about one time in four here (504 of 2,000).
+func TestUnreadTerminal(t *testing.T) {
+	m, s, err := pty.Open()
+	if err != nil {
+		t.Skip("no terminal:", err)
+	}
+	defer m.Close()
+	defer s.Close()
+	prompt := []byte("tty name? ")
+	buf := make([]byte, 64)
+	for i := range 2000 {
+		if _, err := s.Write(prompt); err != nil {
+			t.Fatal(err)
+		}
+		if n := Unread(int(m.Fd())); n != len(prompt) {
+			t.Fatalf("write %d: unread says %d bytes of the %d written", i, n, len(prompt))
+		}
+		for got := 0; got < len(prompt); {
+			n, err := m.Read(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += n
+		}
 	}
 }
