@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"toolkit/internal/outcome"
 )
 
 // BenchmarkCall: a scanned call that changes nothing, on the tree
@@ -68,5 +69,44 @@ func BenchmarkUndo(b *testing.B) {
 		if _, _, err := UndoCalls(context.Background(), UndoArgs{Call: ch.Call}, s); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkSaid: a call that says it wrote one small file (write, edit,
+// patch) on the tree TOOLKIT_BENCH_TREE, its baseline kept.
+func BenchmarkSaid(b *testing.B) {
+	tree := os.Getenv("TOOLKIT_BENCH_TREE")
+	if tree == "" {
+		b.Skip("TOOLKIT_BENCH_TREE names no tree")
+	}
+	s := Defaults
+	s.Keeper = false
+	b.Setenv("TOOLKIT_STATE", filepath.Join(b.TempDir(), "state"))
+	p := filepath.Join(tree, "zz_said.txt")
+	b.Cleanup(func() { os.Remove(p) })
+	before, existed := []byte(nil), false
+	call := func(tool string, scan bool, i int) {
+		c, err := Begin(context.Background(), tool, tree, scan, s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var wrote []outcome.Wrote
+		if !scan {
+			after := []byte(fmt.Sprintf("said %d\n", i))
+			if err := os.WriteFile(p, after, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			wrote = []outcome.Wrote{{Path: p, Before: before, Existed: existed, After: after, Exists: true}}
+			before, existed = after, true
+		}
+		if _, err := c.End(context.Background(), wrote); err != nil {
+			b.Fatal(err)
+		}
+	}
+	call("shell", true, 0) // the index and the baseline
+	i := 0
+	for b.Loop() {
+		i++
+		call("write", false, i)
 	}
 }

@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -175,7 +176,7 @@ func (h *history) readIndex(tree string) *Index {
 // scan that found the tree as it was writes nothing.
 func (h *history) keepIndex(tree string, was, next *Index) error {
 	if !was.none && slices.Equal(was.Entries, next.Entries) {
-		next.sum = was.sum // the same file
+		next.v = was.v // the same files
 		return nil
 	}
 	return next.write(h.indexPath(tree))
@@ -235,7 +236,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 	defer h.close()
 	defer h.closed(c.N)
 	idx := c.idx
-	if idx != nil && idx.sum != indexSum(h.indexPath(c.tree)) {
+	if idx != nil && idx.v != indexVersion(h.indexPath(c.tree)) {
 		idx = nil // another call wrote it since
 	}
 	var files []fileRecord
@@ -244,13 +245,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 			return nil, err
 		}
 	} else if len(wrote) > 0 {
-		if idx == nil {
-			idx = h.readIndex(c.tree)
-		}
-		if files, err = h.said(c.tree, idx, wrote); err != nil {
-			return nil, err
-		}
-		if err := idx.write(h.indexPath(c.tree)); err != nil {
+		if files, err = h.keepSaid(c.tree, idx, wrote); err != nil {
 			return nil, err
 		}
 	}
@@ -262,10 +257,8 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 			r.During = append(r.During, m)
 		}
 	}
-	if h.store != nil {
-		if err := h.store.sync(); err != nil {
-			return nil, err
-		}
+	if err := h.syncStore(); err != nil {
+		return nil, err
 	}
 	if err := h.appendRecord(r); err != nil {
 		return nil, err
@@ -585,19 +578,91 @@ func collapse(files []fileRecord, big map[string]int) []fileRecord {
 	return out
 }
 
-// said records the files a call said it wrote (write, edit, patch): their
-// contents before and after are kept as they are, and their entries set
-// from their stat now, so that the next scan does not find them again.
-func (h *history) said(tree string, idx *Index, wrote []outcome.Wrote) ([]fileRecord, error) {
+// keepSaid keeps what a call said it wrote (write, edit, patch): its
+// records, the contents kept and synced, and the paths' entries in the
+// tree's index, so that the next scan does not find them again. idx is the
+// index in memory, where the call's first scan read it and no call wrote
+// it since; else only the paths' entries are looked up, and the new ones
+// appended to the said file. A tree with no index yet (or none that
+// checks) gets none here: its first scan makes it whole.
+func (h *history) keepSaid(tree string, idx *Index, wrote []outcome.Wrote) ([]fileRecord, error) {
+	path := h.indexPath(tree)
+	if idx != nil {
+		files, said := h.said(tree, idx.find, wrote)
+		if err := h.syncStore(); err != nil {
+			return nil, err
+		}
+		if idx.none {
+			return files, nil
+		}
+		for _, s := range said {
+			idx.set(s.Path, s.Entry, s.There)
+		}
+		return files, idx.write(path)
+	}
+	var rels []string
+	for _, w := range wrote {
+		if rel, ok := inTree(tree, w.Path); ok {
+			rels = append(rels, rel)
+		}
+	}
+	found, v, ok := findEntries(path, rels)
+	files, said := h.said(tree, func(rel string) *Entry {
+		if e, there := found[rel]; there {
+			return &e
+		}
+		return nil
+	}, wrote)
+	if err := h.syncStore(); err != nil || !ok || len(said) == 0 {
+		return files, err
+	}
+	_, err := appendSaid(path, v.sum, said)
+	if errors.Is(err, errSaidFull) {
+		// Folded in: the index written whole, with what its said file held.
+		idx := h.readIndex(tree)
+		if idx.none {
+			return files, nil
+		}
+		for _, s := range said {
+			idx.set(s.Path, s.Entry, s.There)
+		}
+		err = idx.write(path)
+	}
+	return files, err
+}
+
+// syncStore syncs what the call kept in the store, before anything names
+// it.
+func (h *history) syncStore() error {
+	if h.store == nil {
+		return nil
+	}
+	return h.store.sync()
+}
+
+// inTree is p's path from tree's top, "/" between names, where p is below
+// tree.
+func inTree(tree, p string) (string, bool) {
+	rel, err := filepath.Rel(tree, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || rel == "." {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// said makes the records of the files a call said it wrote, their contents
+// before and after kept as they are, and the paths' entries from their
+// stat now. old is a path's entry before the call, or nil.
+func (h *history) said(tree string, old func(rel string) *Entry, wrote []outcome.Wrote) ([]fileRecord, []saidEntry) {
 	cmp := comparer{h: h, budget: budget{bytes: h.s.MaxCallBytes, files: h.s.MaxCallFiles}}
 	var files []fileRecord
+	var said []saidEntry
 	for _, w := range wrote {
-		rel, err := filepath.Rel(tree, w.Path)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || rel == "." {
+		rel, ok := inTree(tree, w.Path)
+		if !ok {
 			continue // outside the tree
 		}
-		rel = filepath.ToSlash(rel)
-		old := idx.find(rel)
+		old := old(rel)
 		fr := fileRecord{Path: rel}
 		switch {
 		case !w.Existed && !w.Exists:
@@ -651,10 +716,11 @@ func (h *history) said(tree string, idx *Index, wrote []outcome.Wrote) ([]fileRe
 			fr.PostMode = e.Mode
 			markEntryRacy(&e, now())
 		}
-		idx.set(rel, e, ok && w.Exists)
+		e.Path = rel
+		said = append(said, saidEntry{Entry: e, There: ok && w.Exists})
 		files = append(files, fr)
 	}
-	return files, nil
+	return files, said
 }
 
 // markEntryRacy flags e racy when its times are too near t.

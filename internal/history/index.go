@@ -61,8 +61,24 @@ func sameStat(a, b *Entry) bool {
 // Index is a tree's entries, sorted by path.
 type Index struct {
 	Entries []Entry
-	none    bool     // there was no index, or none that could be read
-	sum     [32]byte // the sha256 its file ends with, once read or written
+	none    bool    // there was no index, or none that could be read
+	v       version // its files' version, once read or written
+}
+
+// version tells one state of a tree's index from another without reading
+// it: the sha256 its file ends with, and the size of its said file.
+type version struct {
+	sum  [32]byte
+	said int64
+}
+
+// indexVersion is the version of the index at path as its files stand.
+func indexVersion(path string) version {
+	v := version{sum: indexSum(path)}
+	if fi, err := os.Stat(saidPath(path)); err == nil {
+		v.said = fi.Size()
+	}
+	return v
 }
 
 // find is the entry of path, or nil.
@@ -99,20 +115,7 @@ func (x *Index) write(path string) error {
 	binary.LittleEndian.PutUint64(b[:], uint64(len(x.Entries)))
 	w.Write(b[:])
 	for i := range x.Entries {
-		e := &x.Entries[i]
-		var rec [2 + recLen]byte
-		binary.LittleEndian.PutUint16(rec[0:], uint16(len(e.Path)))
-		binary.LittleEndian.PutUint32(rec[2:], e.Mode)
-		binary.LittleEndian.PutUint64(rec[6:], uint64(e.Size))
-		binary.LittleEndian.PutUint64(rec[14:], uint64(e.Mtime))
-		binary.LittleEndian.PutUint64(rec[22:], uint64(e.Ctime))
-		binary.LittleEndian.PutUint64(rec[30:], e.Ino)
-		binary.LittleEndian.PutUint64(rec[38:], e.Dev)
-		copy(rec[46:78], e.Sum[:])
-		rec[78] = e.Flags
-		w.Write(rec[:2])
-		w.WriteString(e.Path)
-		w.Write(rec[2:])
+		w.Write(appendEntry(nil, &x.Entries[i]))
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
@@ -133,8 +136,38 @@ func (x *Index) write(path string) error {
 	if err := os.Rename(f.Name(), path); err != nil {
 		return err
 	}
-	x.sum, x.none = [32]byte(sum), false
+	// What the said file held is in the index now; a said file left by a
+	// kill here names the index before, and is not read.
+	_ = os.Remove(saidPath(path))
+	x.v, x.none = version{sum: [32]byte(sum)}, false
 	return nil
+}
+
+// appendEntry appends e as the index keeps it: its path's length and
+// path, then its record (recLen bytes).
+func appendEntry(b []byte, e *Entry) []byte {
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(e.Path)))
+	b = append(b, e.Path...)
+	b = binary.LittleEndian.AppendUint32(b, e.Mode)
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.Size))
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.Mtime))
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.Ctime))
+	b = binary.LittleEndian.AppendUint64(b, e.Ino)
+	b = binary.LittleEndian.AppendUint64(b, e.Dev)
+	b = append(b, e.Sum[:]...)
+	return append(b, e.Flags)
+}
+
+// decodeRecord fills e's fields but its path from rec, recLen bytes.
+func decodeRecord(e *Entry, rec []byte) {
+	e.Mode = binary.LittleEndian.Uint32(rec[0:])
+	e.Size = int64(binary.LittleEndian.Uint64(rec[4:]))
+	e.Mtime = int64(binary.LittleEndian.Uint64(rec[12:]))
+	e.Ctime = int64(binary.LittleEndian.Uint64(rec[20:]))
+	e.Ino = binary.LittleEndian.Uint64(rec[28:])
+	e.Dev = binary.LittleEndian.Uint64(rec[36:])
+	copy(e.Sum[:], rec[44:76])
+	e.Flags = rec[76]
 }
 
 // indexSum is the sha256 an index file ends with: what tells one index
@@ -156,8 +189,8 @@ func indexSum(path string) [32]byte {
 	return sum
 }
 
-// readIndex reads an index file; a missing one is an empty index, one that
-// does not check is errCorrupt.
+// readIndex reads an index file, and the entries its said file holds; a
+// missing one is an empty index, one that does not check is errCorrupt.
 func readIndex(path string) (*Index, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -166,7 +199,16 @@ func readIndex(path string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseIndex(b)
+	x, err := parseIndex(b)
+	if err != nil {
+		return nil, err
+	}
+	said, size := readSaid(saidPath(path), x.v.sum)
+	for _, s := range said {
+		x.set(s.Path, s.Entry, s.There)
+	}
+	x.v.said = size
+	return x, nil
 }
 
 // parseIndex reads an index from its bytes.
@@ -184,7 +226,7 @@ func parseIndex(b []byte) (*Index, error) {
 	if n > uint64(len(r))/(2+recLen) {
 		return nil, errCorrupt
 	}
-	x := &Index{Entries: make([]Entry, 0, n), sum: [32]byte(sum)}
+	x := &Index{Entries: make([]Entry, 0, n), v: version{sum: [32]byte(sum)}}
 	// One string holds every path: each entry's is a part of it.
 	all, base := string(r), len(r)
 	for range n {
@@ -198,14 +240,7 @@ func parseIndex(b []byte) (*Index, error) {
 		at := base - len(r) + 2
 		e := Entry{Path: all[at : at+pl]}
 		rec := r[2+pl:]
-		e.Mode = binary.LittleEndian.Uint32(rec[0:])
-		e.Size = int64(binary.LittleEndian.Uint64(rec[4:]))
-		e.Mtime = int64(binary.LittleEndian.Uint64(rec[12:]))
-		e.Ctime = int64(binary.LittleEndian.Uint64(rec[20:]))
-		e.Ino = binary.LittleEndian.Uint64(rec[28:])
-		e.Dev = binary.LittleEndian.Uint64(rec[36:])
-		copy(e.Sum[:], rec[44:76])
-		e.Flags = rec[76]
+		decodeRecord(&e, rec)
 		if len(x.Entries) > 0 && x.Entries[len(x.Entries)-1].Path >= e.Path {
 			return nil, errCorrupt // not sorted, or a path twice
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
 )
 
@@ -44,6 +45,27 @@ func child(op []string) int {
 		}
 		mutate(op[1], uint64(seed))
 		if _, err := c.End(ctx, nil); err != nil {
+			return 1
+		}
+	case "said":
+		// A write, edit or patch: what it wrote said, not scanned.
+		seed, _ := strconv.Atoi(op[2])
+		c, err := Begin(ctx, "write", op[1], false, s)
+		if err != nil {
+			return 1
+		}
+		var wrote []outcome.Wrote
+		for i := range 3 {
+			p := filepath.Join(op[1], fmt.Sprintf("d%d/said%d.txt", i, seed%5))
+			before, err := os.ReadFile(p)
+			after := []byte(fmt.Sprintf("said %d\n", seed))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if os.WriteFile(p, after, 0o644) != nil {
+				return 1
+			}
+			wrote = append(wrote, outcome.Wrote{Path: p, Before: before, Existed: err == nil, After: after, Exists: true})
+		}
+		if _, err := c.End(ctx, wrote); err != nil {
 			return 1
 		}
 	case "undo":
@@ -104,8 +126,8 @@ func snapshot(t *testing.T, tree string) map[string]string {
 	return out
 }
 
-// TestKillAtRandomMoments kills calls, undos and first calls (their
-// baselines) with SIGKILL at random moments, 100 times (8 under -short,
+// TestKillAtRandomMoments kills calls (scanned, and said as write, edit
+// and patch say theirs), undos and first calls (their baselines) with SIGKILL at random moments, 100 times (8 under -short,
 // two of each kind), and after each, once what was left is recovered as
 // the next call recovers it: every content a finished call kept reads
 // back, an undo is all done or not begun, and no temporary file is left.
@@ -144,9 +166,12 @@ func TestKillAtRandomMoments(t *testing.T) {
 		kill := time.Duration(1 + rng.Int64N(int64(2*whole))) // within two whole calls
 		// Every kind, every time; the moments at random.
 		switch round % 4 {
-		case 0, 1:
+		case 0:
 			tally.changes++
 			run(fmt.Sprintf("change %s %d", tree, round), kill)
+		case 1:
+			tally.changes++
+			run(fmt.Sprintf("said %s %d", tree, round), kill)
 		case 2:
 			tally.firsts++
 			other := filepath.Join(base, fmt.Sprintf("first%d", round))
