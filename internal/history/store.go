@@ -47,11 +47,23 @@ type store struct {
 	zr          io.ReadCloser // one, reset for each content read back
 	comp        bytes.Buffer
 
-	// The packs' records are read when first needed: a call that finds
-	// nothing changed never needs them.
+	// The packs' records are read when first needed, in two steps: the
+	// last pack's (its torn tail cut, so that it can be appended to) and
+	// the others' sizes, for a call that keeps or looks up a few contents
+	// (write, edit, patch), looked up in the other packs' records without
+	// keeping them; every record, for a call that looks up more (a scan
+	// that found many changes, an undo). A call that finds nothing changed
+	// needs neither.
+	tail    bool
 	loaded  bool
+	looks   int // lookups since tail, before every record is read
 	loadErr error
+	buf     []byte // records read a block at a time by holds
 }
+
+// fewLooks is how many contents a call looks up through the packs'
+// records on disk before it reads them all into memory.
+const fewLooks = 8
 
 type loc struct {
 	pack int
@@ -76,15 +88,41 @@ func openStore(dir string, cap int64) (*store, error) {
 	return &store{dir: dir, cap: cap, locs: map[[32]byte]loc{}, sizes: map[int]int64{}, readers: map[int]*os.File{}}, nil
 }
 
-// ensure reads the packs' records, once.
+// ensure reads every pack's records, once (anew, where ensureTail read
+// some: what was appended since is in the records on disk).
 func (s *store) ensure() error {
 	if !s.loaded {
 		s.loaded = true
+		clear(s.locs)
+		clear(s.sizes)
+		s.total, s.loadErr = 0, nil
 		for _, n := range s.packs() {
 			if s.loadErr = s.load(n); s.loadErr != nil {
 				break
 			}
 			s.curNum = max(s.curNum, n)
+		}
+	}
+	return s.loadErr
+}
+
+// ensureTail reads the last pack's records, cutting its torn tail, and
+// the other packs' sizes, once: enough to append to the store.
+func (s *store) ensureTail() error {
+	if s.tail || s.loaded {
+		return s.loadErr
+	}
+	s.tail = true
+	packs := s.packs()
+	for i, n := range packs {
+		s.curNum = max(s.curNum, n)
+		if i == len(packs)-1 {
+			s.loadErr = s.load(n)
+			break
+		}
+		if fi, err := os.Stat(s.packPath(n)); err == nil {
+			s.sizes[n] = fi.Size()
+			s.total += fi.Size()
 		}
 	}
 	return s.loadErr
@@ -108,10 +146,11 @@ func (s *store) idxPath(n int) string  { return filepath.Join(s.dir, fmt.Sprintf
 
 // load reads pack n's records, cutting a torn tail from both files.
 func (s *store) load(n int) error {
-	idx, err := os.ReadFile(s.idxPath(n))
+	f, err := os.Open(s.idxPath(n))
 	if err != nil {
 		return err
 	}
+	defer f.Close()
 	fi, err := os.Stat(s.packPath(n))
 	if err != nil {
 		// A pack gone (removed by hand, or its removal cut short): its
@@ -120,22 +159,15 @@ func (s *store) load(n int) error {
 		return nil
 	}
 	size := fi.Size()
-	good, end := 0, int64(0)
-	for len(idx)-good >= idxRecord {
-		r := idx[good : good+idxRecord]
-		var sum [32]byte
-		copy(sum[:], r[:32])
-		off := int64(binary.LittleEndian.Uint64(r[36:]))
-		cn := binary.LittleEndian.Uint32(r[44:])
-		if off != end || off+frameHeader+int64(cn) > size {
-			break
-		}
-		s.locs[sum] = loc{n, off, cn}
-		end = off + frameHeader + int64(cn)
-		good += idxRecord
+	good, end, err := s.records(f, n, size, func(sum [32]byte, l loc) bool {
+		s.locs[sum] = l
+		return true
+	})
+	if err != nil {
+		return err
 	}
-	if good != len(idx) {
-		if err := os.Truncate(s.idxPath(n), int64(good)); err != nil {
+	if ifi, err := f.Stat(); err == nil && ifi.Size() != good {
+		if err := os.Truncate(s.idxPath(n), good); err != nil {
 			return err
 		}
 	}
@@ -149,8 +181,72 @@ func (s *store) load(n int) error {
 	return nil
 }
 
-// has says whether the content of sum is in the store.
+// records reads pack n's records from r, a block at a time, passing each
+// whole one (its frame within the pack's size bytes, right after the one
+// before) to each until each says stop. It returns how many bytes of
+// records and of the pack are whole.
+func (s *store) records(r io.Reader, n int, size int64, each func(sum [32]byte, l loc) bool) (good, end int64, err error) {
+	if s.buf == nil {
+		s.buf = make([]byte, 1024*idxRecord)
+	}
+	for {
+		k, rerr := io.ReadFull(r, s.buf)
+		for b := s.buf[:k-k%idxRecord]; len(b) >= idxRecord; b = b[idxRecord:] {
+			off := int64(binary.LittleEndian.Uint64(b[36:]))
+			cn := binary.LittleEndian.Uint32(b[44:])
+			if off != end || off+frameHeader+int64(cn) > size {
+				return good, end, nil
+			}
+			if !each([32]byte(b[:32]), loc{n, off, cn}) {
+				return good, end, nil
+			}
+			end = off + frameHeader + int64(cn)
+			good += idxRecord
+		}
+		switch {
+		case rerr == io.EOF || rerr == io.ErrUnexpectedEOF:
+			return good, end, nil
+		case rerr != nil:
+			return good, end, rerr
+		}
+	}
+}
+
+// holds looks through pack n's records on disk for sum, keeping none.
+func (s *store) holds(n int, sum [32]byte) bool {
+	f, err := os.Open(s.idxPath(n))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	found := false
+	_, _, _ = s.records(f, n, s.sizes[n], func(got [32]byte, _ loc) bool {
+		found = got == sum
+		return !found
+	})
+	return found
+}
+
+// has says whether the content of sum is in the store: for the first few
+// contents a call looks up, through the packs' records on disk, where a
+// call that writes one file of a large tree would read them all into
+// memory (4-15 ms in Go's source tree, its baseline kept).
 func (s *store) has(sum [32]byte) bool {
+	if !s.loaded && s.looks < fewLooks {
+		s.looks++
+		if s.ensureTail() != nil {
+			return false
+		}
+		if _, ok := s.locs[sum]; ok {
+			return true
+		}
+		for n := range s.sizes {
+			if n != s.curNum && s.holds(n, sum) {
+				return true
+			}
+		}
+		return false
+	}
 	if s.ensure() != nil {
 		return false
 	}
@@ -176,7 +272,7 @@ func parseSum(sum string) ([32]byte, bool) {
 // put keeps data, if it is not kept already, and returns its sha256.
 func (s *store) put(data []byte) ([32]byte, error) {
 	sum := sha256.Sum256(data)
-	if err := s.ensure(); err != nil {
+	if err := s.ensureTail(); err != nil {
 		return sum, err
 	}
 	if s.has(sum) {

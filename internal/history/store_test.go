@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -138,6 +139,80 @@ func TestStoreTornTail(t *testing.T) {
 		t.Fatalf("the cap kept %v, dropped %v", s.has(first), !s.has(second))
 	}
 	s.close()
+}
+
+// nextPack makes s append to a pack of its own from its next put on.
+func nextPack(t *testing.T, s *store) {
+	t.Helper()
+	if err := s.next(); err != nil {
+		t.Fatal(err)
+	}
+	s.curNum++
+	s.cur.Close()
+	s.curIdx.Close()
+	s.cur = nil
+}
+
+// TestStoreLooksOnDisk: a call that looks up a few contents reads only
+// the last pack's records (its torn tail cut, so that it is appended to
+// as before) and looks through the other packs' records on disk, each
+// whole record only; past fewLooks lookups, every record is read.
+func TestStoreLooksOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(dir, 1<<30)
+	must(t, err)
+	var sums [][32]byte
+	for i := range 6 {
+		if i > 0 && i%2 == 0 {
+			nextPack(t, s)
+		}
+		sum, err := s.put([]byte(fmt.Sprintf("content %d\n", i)))
+		must(t, err)
+		sums = append(sums, sum)
+	}
+	must(t, s.close())
+	if got := s.packs(); !slices.Equal(got, []int{1, 2, 3}) {
+		t.Fatalf("packs %v", got)
+	}
+	// The last pack's last frame torn; pack 2's last record names a
+	// frame past its pack's end.
+	fi, _ := os.Stat(s.packPath(3))
+	must(t, os.Truncate(s.packPath(3), fi.Size()-3))
+	fi, _ = os.Stat(s.packPath(2))
+	must(t, os.Truncate(s.packPath(2), fi.Size()-1))
+
+	s, err = openStore(dir, 1<<30)
+	must(t, err)
+	defer s.close()
+	want := []bool{true, true, true, false, true, false}
+	for i, sum := range sums {
+		if got := s.has(sum); got != want[i] {
+			t.Fatalf("content %d: has says %v", i, got)
+		}
+	}
+	if s.loaded || len(s.locs) != 1 {
+		t.Fatalf("after %d lookups: every record read %v, %d in memory", len(sums), s.loaded, len(s.locs))
+	}
+	if fi, _ := os.Stat(s.idxPath(3)); fi.Size() != idxRecord {
+		t.Fatalf("the last pack's torn record is left: %d bytes", fi.Size())
+	}
+	again, err := s.put([]byte("content 5\n"))
+	must(t, err)
+	if again != sums[5] || s.loaded {
+		t.Fatal("put anew: another sum, or every record read")
+	}
+	for range fewLooks {
+		s.has(sums[0])
+	}
+	if !s.loaded {
+		t.Fatalf("%d lookups, and the records are still read from disk", fewLooks+len(sums))
+	}
+	for i, sum := range sums {
+		b, err := s.get(sum)
+		if ok := err == nil && string(b) == fmt.Sprintf("content %d\n", i); ok != (i != 3) {
+			t.Fatalf("content %d read back as %q: %v", i, b, err)
+		}
+	}
 }
 
 // FuzzPack: any bytes as a pack and its records open as a store that
