@@ -189,8 +189,10 @@ func (h *history) last(tree string) int64 {
 	return n
 }
 
+// setLast is not synced: after a crash of the machine, the next call may
+// say "since" an earlier call.
 func (h *history) setLast(tree string, n int64) {
-	_ = writeSynced(h.lastFile(tree), []byte(strconv.FormatInt(n, 10)+"\n"))
+	_ = writeWhole(h.lastFile(tree), []byte(strconv.FormatInt(n, 10)+"\n"), false)
 }
 
 func (h *history) lastFile(tree string) string {

@@ -246,7 +246,12 @@ func (h *history) nextCall() (int64, error) {
 }
 
 // writeSynced writes a small file whole: a temporary file, synced, renamed.
-func writeSynced(path string, b []byte) error {
+func writeSynced(path string, b []byte) error { return writeWhole(path, b, true) }
+
+// writeWhole writes a small file whole: a temporary file, renamed; synced
+// first where a machine's crash must not lose it. A kill never leaves it
+// half written either way: the page cache outlives the process.
+func writeWhole(path string, b []byte, sync bool) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -256,9 +261,11 @@ func writeSynced(path string, b []byte) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
@@ -317,7 +324,8 @@ func (f *fileRecord) restorable() bool {
 	return f.PreKept || f.Dir
 }
 
-// appendRecord adds r to the log, synced.
+// appendRecord adds r to the log; a call's end synced (with every record
+// before it in the log: a begin is made durable by its end's sync).
 func (h *history) appendRecord(r record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -331,8 +339,10 @@ func (h *history) appendRecord(r record) error {
 	if _, err := f.Write(append(b, '\n')); err != nil {
 		return err
 	}
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
-		return err
+	if r.End != nil {
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			return err
+		}
 	}
 	if fi, err := f.Stat(); err == nil && fi.Size() > maxLog {
 		_ = h.compact() // the log stays as it is should this fail
@@ -429,11 +439,13 @@ type openCall struct {
 	Started uint64 `json:"started"` // the process's start, in ticks: a pid reused is not it
 }
 
-// opened marks call n open, by this process.
+// opened marks call n open, by this process: what tells a call killed
+// mid-way, which a crash of the machine would end too, so it is not
+// synced.
 func (h *history) opened(n int64, tree string) error {
 	self, _ := proc.Lookup(os.Getpid())
 	b, _ := json.Marshal(openCall{Tree: tree, Pid: os.Getpid(), Started: self.Start})
-	return writeSynced(filepath.Join(h.dir, "open", strconv.FormatInt(n, 10)), b)
+	return writeWhole(filepath.Join(h.dir, "open", strconv.FormatInt(n, 10)), b, false)
 }
 
 // openCalls are the calls on tree begun and not ended: those whose process
