@@ -589,48 +589,43 @@ func collapse(files []fileRecord, big map[string]int) []fileRecord {
 // checks) gets none here: its first scan makes it whole.
 func (h *history) keepSaid(tree string, idx *Index, wrote []outcome.Wrote) ([]fileRecord, error) {
 	path := h.indexPath(tree)
+	old, indexed := func(string) *Entry { return nil }, false
+	var v version
 	if idx != nil {
-		files, said := h.said(tree, idx.find, wrote)
-		if err := h.syncStore(); err != nil {
-			return nil, err
+		old, indexed = idx.find, !idx.none
+	} else {
+		var rels []string
+		for _, w := range wrote {
+			if rel, ok := inTree(tree, w.Path); ok {
+				rels = append(rels, rel)
+			}
 		}
-		if idx.none {
-			return files, nil
+		var found map[string]Entry
+		found, v, indexed = findEntries(path, rels)
+		old = func(rel string) *Entry {
+			if e, ok := found[rel]; ok {
+				return &e
+			}
+			return nil
 		}
-		for _, s := range said {
-			idx.set(s.Path, s.Entry, s.There)
-		}
-		return files, idx.write(path)
 	}
-	var rels []string
-	for _, w := range wrote {
-		if rel, ok := inTree(tree, w.Path); ok {
-			rels = append(rels, rel)
-		}
-	}
-	found, v, ok := findEntries(path, rels)
-	files, said := h.said(tree, func(rel string) *Entry {
-		if e, there := found[rel]; there {
-			return &e
-		}
-		return nil
-	}, wrote)
-	if err := h.syncStore(); err != nil || !ok || len(said) == 0 {
+	files, said := h.said(tree, old, wrote)
+	if err := h.syncStore(); err != nil || !indexed || len(said) == 0 {
 		return files, err
 	}
-	_, err := appendSaid(path, v.sum, said)
-	if errors.Is(err, errSaidFull) {
-		// Folded in: the index written whole, with what its said file held.
-		idx := h.readIndex(tree)
-		if idx.none {
+	if idx == nil {
+		_, err := appendSaid(path, v.sum, said)
+		if !errors.Is(err, errSaidFull) {
+			return files, err
+		}
+		// Past its bound: the index is written whole, with what its said
+		// file held.
+		if idx = h.readIndex(tree); idx.none {
 			return files, nil
 		}
-		for _, s := range said {
-			idx.set(s.Path, s.Entry, s.There)
-		}
-		err = idx.write(path)
 	}
-	return files, err
+	idx.apply(said)
+	return files, idx.write(path)
 }
 
 // syncStore syncs what the call kept in the store, before anything names

@@ -204,11 +204,16 @@ func readIndex(path string) (*Index, error) {
 		return nil, err
 	}
 	said, size := readSaid(saidPath(path), x.v.sum)
+	x.apply(said)
+	x.v.said = size
+	return x, nil
+}
+
+// apply sets the entries said, in their order.
+func (x *Index) apply(said []saidEntry) {
 	for _, s := range said {
 		x.set(s.Path, s.Entry, s.There)
 	}
-	x.v.said = size
-	return x, nil
 }
 
 // parseIndex reads an index from its bytes.
