@@ -114,8 +114,10 @@ func (x *Index) write(path string) error {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], uint64(len(x.Entries)))
 	w.Write(b[:])
+	var rec []byte
 	for i := range x.Entries {
-		w.Write(appendEntry(nil, &x.Entries[i]))
+		rec = appendEntry(rec[:0], &x.Entries[i])
+		w.Write(rec)
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
