@@ -52,10 +52,11 @@ func (h *history) capture(ctx context.Context, tree string, idx *Index, n int) i
 		if !ok {
 			continue
 		}
-		if _, err := h.store.put(content); err != nil {
+		sum := hashOf(content)
+		if err := h.store.put(content, sum); err != nil {
 			break
 		}
-		e.Sum, e.Flags = hashOf(content), e.Flags|Stored
+		e.Sum, e.Flags = sum, e.Flags|Stored
 		marked++
 		n--
 	}

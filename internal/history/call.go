@@ -378,21 +378,20 @@ type comparer struct {
 
 // keep stores content, within the host's bounds and the call's budget,
 // and says why not where it does not.
-func (c *comparer) keep(content []byte) (bool, string) {
+func (c *comparer) keep(content []byte, sum [32]byte) (bool, string) {
 	switch {
 	case c.h.store == nil:
 		return false, "history only reports (--history report)"
 	case int64(len(content)) > c.h.s.MaxFile:
 		return false, fmt.Sprintf("too large (%s; history keeps files of up to %s)", size(int64(len(content))), size(c.h.s.MaxFile))
 	}
-	sum := hashOf(content)
 	if c.h.store.has(sum) {
 		return true, ""
 	}
 	if c.budget.files <= 0 || int64(len(content)) > c.budget.bytes {
 		return false, "the call kept as much as it may (--history-max-call)"
 	}
-	if _, err := c.h.store.put(content); err != nil {
+	if err := c.h.store.put(content, sum); err != nil {
 		return false, "the store could not keep it: " + err.Error()
 	}
 	c.budget.files--
@@ -446,7 +445,7 @@ func (c *comparer) came(s *seen, big map[string]int) (Entry, fileRecord, bool) {
 	if content != nil {
 		e.Sum = hashOf(content)
 		fr.Post = hex.EncodeToString(e.Sum[:])
-		if kept, _ := c.keep(content); kept {
+		if kept, _ := c.keep(content, e.Sum); kept {
 			e.Flags |= Stored
 			fr.PostKept = true
 		}
@@ -497,7 +496,7 @@ func (c *comparer) same(old *Entry, s *seen) (Entry, fileRecord, bool) {
 	}
 	if content != nil {
 		fr.Post = hex.EncodeToString(e.Sum[:])
-		if kept, _ := c.keep(content); kept {
+		if kept, _ := c.keep(content, e.Sum); kept {
 			e.Flags |= Stored
 			fr.PostKept = true
 		}
@@ -678,7 +677,7 @@ func (h *history) said(tree string, old func(rel string) *Entry, wrote []outcome
 		case w.Existed && w.Before != nil:
 			sum := hashOf(w.Before)
 			fr.Pre = hex.EncodeToString(sum[:])
-			fr.PreKept, fr.Why = cmp.keep(w.Before)
+			fr.PreKept, fr.Why = cmp.keep(w.Before, sum)
 		case w.Existed:
 			fr.Why = fmt.Sprintf("too large (history keeps files of up to %s)", size(h.s.MaxFile))
 		}
@@ -686,10 +685,11 @@ func (h *history) said(tree string, old func(rel string) *Entry, wrote []outcome
 			// Written as it came (a person's stdin): read back.
 			w.After, _ = os.ReadFile(w.Path)
 		}
+		var post [32]byte
 		if w.Exists {
-			sum := hashOf(w.After)
-			fr.Post = hex.EncodeToString(sum[:])
-			fr.PostKept, _ = cmp.keep(w.After)
+			post = hashOf(w.After)
+			fr.Post = hex.EncodeToString(post[:])
+			fr.PostKept, _ = cmp.keep(w.After, post)
 			fr.Bytes = int64(len(w.After))
 		}
 		switch {
@@ -706,7 +706,7 @@ func (h *history) said(tree string, old func(rel string) *Entry, wrote []outcome
 		// The entry as a scan would make it now.
 		e, ok := statOf(tree, rel)
 		if ok && w.Exists {
-			e.Sum = hashOf(w.After)
+			e.Sum = post
 			if fr.PostKept {
 				e.Flags |= Stored
 			}

@@ -269,14 +269,13 @@ func parseSum(sum string) ([32]byte, bool) {
 	return [32]byte(b), true
 }
 
-// put keeps data, if it is not kept already, and returns its sha256.
-func (s *store) put(data []byte) ([32]byte, error) {
-	sum := sha256.Sum256(data)
+// put keeps data, whose sha256 is sum, if it is not kept already.
+func (s *store) put(data []byte, sum [32]byte) error {
 	if err := s.ensureTail(); err != nil {
-		return sum, err
+		return err
 	}
 	if s.has(sum) {
-		return sum, nil
+		return nil
 	}
 	s.comp.Reset()
 	if s.zw == nil {
@@ -286,7 +285,7 @@ func (s *store) put(data []byte) ([32]byte, error) {
 	}
 	s.zw.Write(data)
 	if err := s.zw.Close(); err != nil {
-		return sum, err
+		return err
 	}
 	comp := &s.comp
 	frame := make([]byte, frameHeader, frameHeader+comp.Len())
@@ -297,12 +296,12 @@ func (s *store) put(data []byte) ([32]byte, error) {
 	frame = append(frame, comp.Bytes()...)
 	if s.cur == nil || s.sizes[s.curNum]+int64(len(frame)) > maxPack {
 		if err := s.next(); err != nil {
-			return sum, err
+			return err
 		}
 	}
 	off := s.sizes[s.curNum]
 	if _, err := s.cur.Write(frame); err != nil {
-		return sum, err
+		return err
 	}
 	var rec [idxRecord]byte
 	copy(rec[:], sum[:])
@@ -310,13 +309,13 @@ func (s *store) put(data []byte) ([32]byte, error) {
 	binary.LittleEndian.PutUint64(rec[36:], uint64(off))
 	binary.LittleEndian.PutUint32(rec[44:], uint32(comp.Len()))
 	if _, err := s.curIdx.Write(rec[:]); err != nil {
-		return sum, err
+		return err
 	}
 	s.locs[sum] = loc{s.curNum, off, uint32(comp.Len())}
 	s.sizes[s.curNum] += int64(len(frame))
 	s.total += int64(len(frame))
 	s.dirty = true
-	return sum, nil
+	return nil
 }
 
 // next opens a new pack to append to: the last one while it has room, else
