@@ -588,7 +588,8 @@ func collapse(files []fileRecord, big map[string]int) []fileRecord {
 // checks) gets none here: its first scan makes it whole.
 func (h *history) keepSaid(tree string, idx *Index, wrote []outcome.Wrote) ([]fileRecord, error) {
 	path := h.indexPath(tree)
-	old, indexed := func(string) *Entry { return nil }, false
+	var old func(string) *Entry
+	var indexed bool
 	var v version
 	if idx != nil {
 		old, indexed = idx.find, !idx.none
