@@ -247,7 +247,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 			return nil, err
 		}
 	} else if len(wrote) > 0 {
-		if files, err = h.keepSaid(c.tree, idx, wrote); err != nil {
+		if files, err = h.keepSaid(ctx, c.tree, idx, wrote); err != nil {
 			return nil, err
 		}
 	}
@@ -586,7 +586,7 @@ func collapse(files []fileRecord, big map[string]int) []fileRecord {
 // it since; else only the paths' entries are looked up, and the new ones
 // appended to the said file. A tree with no index yet (or none that
 // checks) gets none here: its first scan makes it whole.
-func (h *history) keepSaid(tree string, idx *Index, wrote []outcome.Wrote) ([]fileRecord, error) {
+func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, wrote []outcome.Wrote) ([]fileRecord, error) {
 	path := h.indexPath(tree)
 	var old func(string) *Entry
 	var indexed bool
@@ -609,7 +609,7 @@ func (h *history) keepSaid(tree string, idx *Index, wrote []outcome.Wrote) ([]fi
 			return nil
 		}
 	}
-	files, said := h.said(tree, old, wrote)
+	files, said := h.said(ctx, tree, old, wrote)
 	if err := h.syncStore(); err != nil || !indexed || len(said) == 0 {
 		return files, err
 	}
@@ -650,8 +650,9 @@ func inTree(tree, p string) (string, bool) {
 // said makes the records of the files a call said it wrote, their contents
 // before and after kept as they are, and the paths' entries from their
 // stat now. old is a path's entry before the call, or nil.
-func (h *history) said(tree string, old func(rel string) *Entry, wrote []outcome.Wrote) ([]fileRecord, []saidEntry) {
+func (h *history) said(ctx context.Context, tree string, old func(rel string) *Entry, wrote []outcome.Wrote) ([]fileRecord, []saidEntry) {
 	cmp := comparer{h: h, budget: budget{bytes: h.s.MaxCallBytes, files: h.s.MaxCallFiles}}
+	skip := h.skip(tree)
 	var files []fileRecord
 	var said []saidEntry
 	for _, w := range wrote {
@@ -715,7 +716,14 @@ func (h *history) said(tree string, old func(rel string) *Entry, wrote []outcome
 			markEntryRacy(&e, now())
 		}
 		e.Path = rel
-		said = append(said, saidEntry{Entry: e, There: ok && w.Exists})
+		there := ok && w.Exists
+		if there && (old == nil || e.Size > maxIgnored) && !listed(ctx, tree, skip, rel) {
+			// Not what a scan tracks (ignored, in a heavy directory): said,
+			// and kept out of the index, or the next scan would say it
+			// gone. A file already listed that stays small is listed still.
+			there = false
+		}
+		said = append(said, saidEntry{Entry: e, There: there})
 		files = append(files, fr)
 	}
 	return files, said

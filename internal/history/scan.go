@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -149,7 +150,8 @@ func (d *dirty) add(dir string, tree bool) {
 }
 
 // lists says whether the walk lists dir's entries anew: it changed, it is
-// in a tree walked anew, or the index does not have it (a new directory).
+// in a tree walked anew, or the index does not have it (a new directory;
+// with no idx, only the directories named are listed).
 func (d *dirty) lists(dir string) bool {
 	if d == nil || d.dirs[dir] {
 		return true
@@ -162,7 +164,25 @@ func (d *dirty) lists(dir string) bool {
 			break
 		}
 	}
-	return dir != "" && d.idx.find(dir) == nil
+	return dir != "" && d.idx != nil && d.idx.find(dir) == nil
+}
+
+// listed says whether a scan of tree lists rel, a path that is there:
+// whether the walk goes through its directories (none ignored, heavy or
+// skipped) and tracks it (not ignored, or an ignored file of at most
+// maxIgnored). Only rel's directory is listed, and the ones above it gone
+// through.
+func listed(ctx context.Context, tree, skip, rel string) bool {
+	only := newDirty()
+	only.add(parentOf(rel), false)
+	var found atomic.Bool
+	_ = track(ctx, tree, skip, only, func(e walk.Entry, _ uint8) bool {
+		if e.Path == rel {
+			found.Store(true)
+		}
+		return false
+	})
+	return found.Load()
 }
 
 // goesInto says whether the walk goes into dir: to list it, or on the way
