@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -118,8 +117,8 @@ func on(h Host) (history.Settings, string) {
 }
 
 // saidHistory records what a call of an applet that says what it wrote
-// (write, edit, patch) wrote, in the tree of the first file it wrote: the
-// root, else the git work tree around the file, else its directory.
+// (write, edit, patch) wrote, in the tree of the first file it wrote
+// (history.TreeOfFile).
 func saidHistory(ctx context.Context, name string, h Host, o outcome.Outcome) outcome.Outcome {
 	if len(o.Wrote) == 0 || h.Settings == nil {
 		return o
@@ -135,7 +134,7 @@ func saidHistory(ctx context.Context, name string, h Host, o outcome.Outcome) ou
 	if h.Root != nil {
 		rootDir = h.Root.Dir()
 	}
-	tree, _ := history.Tree(filepath.Dir(o.Wrote[0].Path), rootDir)
+	tree, _ := history.TreeOfFile(o.Wrote[0].Path, rootDir)
 	if tree == "" {
 		return o // a file of /tmp itself, say: nothing to say
 	}

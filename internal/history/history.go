@@ -45,6 +45,7 @@ import (
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/replace"
+	"toolkit/internal/root"
 	"toolkit/internal/state"
 	"toolkit/internal/text"
 )
@@ -186,16 +187,56 @@ func Tree(dir, rootDir string) (string, string) {
 			return "", "history is off for this call: " + err.Error()
 		}
 		tree = abs
-		for d := abs; ; d = filepath.Dir(d) {
-			if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
-				tree = d
-				break
+		if top, ok := gitTop(abs); ok {
+			tree = top
+		}
+	}
+	return kept(tree)
+}
+
+// TreeOfFile is the tree of a file a call wrote (write, edit, patch): the
+// root, else the top of the git work tree around it, else the tree a
+// shell call would have kept there: the nearest directory above it whose
+// history is kept (one a call walked), else the working directory where
+// the file is in it, else the file's directory.
+func TreeOfFile(path, rootDir string) (string, string) {
+	dir := filepath.Dir(path)
+	if rootDir != "" {
+		return Tree(dir, rootDir)
+	}
+	if top, ok := gitTop(dir); ok {
+		return kept(top)
+	}
+	if st, err := state.Dir("history"); err == nil {
+		for d := dir; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(st, "history", "trees", treeID(d)+".index")); err == nil {
+				return kept(d)
 			}
 			if filepath.Dir(d) == d {
 				break
 			}
 		}
 	}
+	if wd, err := os.Getwd(); err == nil && root.Within(dir, wd) {
+		return kept(wd)
+	}
+	return kept(dir)
+}
+
+// gitTop is the top of the git work tree around dir, an absolute path.
+func gitTop(dir string) (string, bool) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+			return d, true
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
+}
+
+// kept is tree, or "" and why where it is not a tree history keeps.
+func kept(tree string) (string, string) {
 	if tree == "/" || tree == "/tmp" || tree == filepath.Clean(os.TempDir()) {
 		return "", fmt.Sprintf("history is off for this call: %s is not a tree toolkit keeps the history of (/ and the temporary directory never are)", tree)
 	}
