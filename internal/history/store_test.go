@@ -45,7 +45,9 @@ func TestIndexRoundTrip(t *testing.T) {
 }
 
 // FuzzIndex: any bytes read as an index are refused or give sorted entries
-// that write back to the same bytes; never a panic.
+// that write back to the same bytes; never a panic. findEntries, which
+// reads the same bytes a block at a time, refuses what parseIndex refuses
+// and finds the entries it finds.
 func FuzzIndex(f *testing.F) {
 	x := &Index{Entries: []Entry{{Path: "a", Mode: 0o100644, Size: 1}, {Path: "b/c", Mode: 0o120777}}}
 	p := filepath.Join(f.TempDir(), "index")
@@ -55,10 +57,30 @@ func FuzzIndex(f *testing.F) {
 	good, _ := os.ReadFile(p)
 	f.Add(good)
 	f.Add([]byte("TKHIDX1\n"))
+	fuzzed := filepath.Join(f.TempDir(), "fuzzed") // each worker runs its inputs one at a time
 	f.Fuzz(func(t *testing.T, b []byte) {
 		x, err := parseIndex(b)
+		p := fuzzed
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		if err == nil {
+			for _, e := range x.Entries {
+				paths = append(paths, e.Path)
+			}
+		}
+		found, _, ok := findEntries(p, append(paths, "a"))
+		if ok != (err == nil) || ok && len(found) != len(x.Entries) {
+			t.Fatalf("parseIndex: %v; findEntries: %v, %d of %d entries", err, ok, len(found), len(paths))
+		}
 		if err != nil {
 			return
+		}
+		for _, e := range x.Entries {
+			if found[e.Path] != e {
+				t.Fatalf("findEntries found %+v for %+v", found[e.Path], e)
+			}
 		}
 		q := filepath.Join(t.TempDir(), "index")
 		if err := x.write(q); err != nil {
