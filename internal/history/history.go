@@ -195,27 +195,32 @@ func Tree(dir, rootDir string) (string, string) {
 }
 
 // TreeOfFile is the tree of a file a call wrote (write, edit, patch): the
-// root, else the top of the git work tree around it, else the tree a
-// shell call would have kept there: the nearest directory above it whose
-// history is kept (one a call walked), else the working directory where
-// the file is in it, else the file's directory.
+// root, else the tree the shell calls keep there: the outermost directory
+// above the file whose history is kept (one a call walked, whose scans
+// see the file, a nested git repository's included), else the top of the
+// git work tree around it, else the working directory where the file is
+// in it, else the file's directory.
 func TreeOfFile(path, rootDir string) (string, string) {
 	dir := filepath.Dir(path)
 	if rootDir != "" {
 		return Tree(dir, rootDir)
 	}
-	if top, ok := gitTop(dir); ok {
-		return kept(top)
-	}
 	if st, err := state.Dir("history"); err == nil {
+		outer := ""
 		for d := dir; ; d = filepath.Dir(d) {
 			if _, err := os.Stat(filepath.Join(st, "history", "trees", treeID(d)+".index")); err == nil {
-				return kept(d)
+				outer = d
 			}
 			if filepath.Dir(d) == d {
 				break
 			}
 		}
+		if outer != "" {
+			return kept(outer)
+		}
+	}
+	if top, ok := gitTop(dir); ok {
+		return kept(top)
 	}
 	if wd, err := os.Getwd(); err == nil && root.Within(dir, wd) {
 		return kept(wd)
