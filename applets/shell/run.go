@@ -170,9 +170,10 @@ func (rd *reader) run() {
 }
 
 // behind reports whether output is still on its way in: bytes wait in the
-// pipe or the terminal (proc.Unread), or the last read is being handed on. A reader starved of CPU (many
-// toolkits at once on few cores) is behind, and the output is not quiet
-// then, though no byte came for a while.
+// pipe or the terminal (proc.Unread), or the last read is being handed
+// on. A reader starved of CPU (many toolkits at once on few cores) is
+// behind, and the output is not quiet then, though no byte came for a
+// while.
 func (rd *reader) behind() bool {
 	if rd.writing.Load() {
 		return true
