@@ -195,28 +195,31 @@ func Tree(dir, rootDir string) (string, string) {
 }
 
 // TreeOfFile is the tree of a file a call wrote (write, edit, patch): the
-// root, else the tree the shell calls keep there: the outermost directory
-// above the file whose history is kept (one a call walked, whose scans
-// see the file, a nested git repository's included), else the top of the
-// git work tree around it, else the working directory where the file is
-// in it, else the file's directory.
+// root, else the tree the calls keep there: of the directories above the
+// file whose history is kept (ones a call walked, whose scans see the
+// file, a nested git repository's included), the one a call last ended
+// on, else the top of the git work tree around the file, else the working
+// directory where the file is in it, else the file's directory.
 func TreeOfFile(path, rootDir string) (string, string) {
 	dir := filepath.Dir(path)
 	if rootDir != "" {
 		return Tree(dir, rootDir)
 	}
 	if st, err := state.Dir("history"); err == nil {
-		outer := ""
+		h := &history{dir: filepath.Join(st, "history")} // read only: no lock
+		best, bestAt := "", time.Time{}
 		for d := dir; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(st, "history", "trees", treeID(d)+".index")); err == nil {
-				outer = d
+			if _, err := os.Stat(h.indexPath(d)); err == nil {
+				if at := h.lastAt(d); best == "" || at.After(bestAt) {
+					best, bestAt = d, at
+				}
 			}
 			if filepath.Dir(d) == d {
 				break
 			}
 		}
-		if outer != "" {
-			return kept(outer)
+		if best != "" {
+			return kept(best)
 		}
 	}
 	if top, ok := gitTop(dir); ok {
