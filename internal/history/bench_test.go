@@ -45,26 +45,33 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
-// BenchmarkUndo: the undo of a call that changed 1,000 files of 10 KB.
-func BenchmarkUndo(b *testing.B) {
+// thousandFiles is a tree of 1,000 files of 10 KB, its history begun with
+// no keeper, and a change that puts prefix before each file's content.
+func thousandFiles(b *testing.B) (dir string, s Settings, rewrite func(prefix string)) {
 	files := map[string]string{}
 	for i := range 1000 {
 		files[fmt.Sprintf("d%d/f%03d.txt", i/100, i)] = strings.Repeat("0123456789abcdef 0123456789abcdef 0123456789abcdef\n", 200)
 	}
-	s := Defaults
+	s = Defaults
 	s.Keeper = false
-	dir := newTreeWith(b, files, s)
+	dir = newTreeWith(b, files, s)
+	return dir, s, func(prefix string) {
+		for name := range files {
+			p := filepath.Join(dir, name)
+			data, _ := os.ReadFile(p)
+			if err := os.WriteFile(p, append([]byte(prefix), data...), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkUndo: the undo of a call that changed 1,000 files of 10 KB.
+func BenchmarkUndo(b *testing.B) {
+	dir, s, rewrite := thousandFiles(b)
 	for b.Loop() {
 		b.StopTimer()
-		ch := callWith(b, dir, s, func() {
-			for name := range files {
-				p := filepath.Join(dir, name)
-				data, _ := os.ReadFile(p)
-				if err := os.WriteFile(p, append([]byte("x"), data...), 0o644); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		ch := callWith(b, dir, s, func() { rewrite("x") })
 		b.StartTimer()
 		if _, _, err := UndoCalls(context.Background(), UndoArgs{Call: ch.Call}, s); err != nil {
 			b.Fatal(err)
@@ -114,24 +121,10 @@ func BenchmarkSaid(b *testing.B) {
 // BenchmarkChanges: a scanned call that finds 1,000 files of 10 KB
 // changed, and keeps their new contents.
 func BenchmarkChanges(b *testing.B) {
-	files := map[string]string{}
-	for i := range 1000 {
-		files[fmt.Sprintf("d%d/f%03d.txt", i/100, i)] = strings.Repeat("0123456789abcdef 0123456789abcdef 0123456789abcdef\n", 200)
-	}
-	s := Defaults
-	s.Keeper = false
-	dir := newTreeWith(b, files, s)
+	dir, s, rewrite := thousandFiles(b)
 	n := 0
 	for b.Loop() {
 		n++
-		callWith(b, dir, s, func() {
-			for name := range files {
-				p := filepath.Join(dir, name)
-				data, _ := os.ReadFile(p)
-				if err := os.WriteFile(p, append([]byte(fmt.Sprint(n)), data...), 0o644); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		callWith(b, dir, s, func() { rewrite(fmt.Sprint(n)) })
 	}
 }
