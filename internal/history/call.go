@@ -694,17 +694,6 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *E
 			fr.PostKept, _ = cmp.keep(w.After, post)
 			fr.Bytes = int64(len(w.After))
 		}
-		switch {
-		case fr.Status == "M" && len(w.After) <= maxCounted && isText(w.After) && isText(w.Before):
-			a, r := diff.Count(w.Before, w.After)
-			fr.Added, fr.Removed = &a, &r
-		case fr.Status == "A" && isText(w.After):
-			n := text.LineCount(w.After)
-			fr.Added = &n
-		case fr.Status == "D" && isText(w.Before):
-			n := text.LineCount(w.Before)
-			fr.Removed = &n
-		}
 		// The entry as a scan would make it now.
 		e, ok := statOf(tree, rel)
 		if ok && w.Exists {
@@ -714,6 +703,19 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *E
 			}
 			fr.PostMode = e.Mode
 			markEntryRacy(&e, now())
+		}
+		switch {
+		case fr.PreMode&typeMask == typeLink || fr.PostMode&typeMask == typeLink:
+			// A link's target is no text of lines.
+		case fr.Status == "M" && len(w.After) <= maxCounted && isText(w.After) && isText(w.Before):
+			a, r := diff.Count(w.Before, w.After)
+			fr.Added, fr.Removed = &a, &r
+		case fr.Status == "A" && isText(w.After):
+			n := text.LineCount(w.After)
+			fr.Added = &n
+		case fr.Status == "D" && isText(w.Before):
+			n := text.LineCount(w.Before)
+			fr.Removed = &n
 		}
 		e.Path = rel
 		there := ok && w.Exists

@@ -95,7 +95,8 @@ func child(op []string) int {
 	return 0
 }
 
-// mutate rewrites some of a tree's 40 files, removes some, adds some.
+// mutate rewrites some of a tree's 40 files, removes some, adds some, and
+// makes, retargets or removes some of its 8 links.
 func mutate(tree string, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 9))
 	for i := range 40 {
@@ -108,18 +109,35 @@ func mutate(tree string, seed uint64) {
 			os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line %d %d\n", i, rng.IntN(1000)), 1+rng.IntN(200))), 0o644)
 		}
 	}
+	for i := range 8 {
+		p := filepath.Join(tree, fmt.Sprintf("d%d/l%d", i%4, i))
+		switch rng.IntN(3) {
+		case 0:
+			os.Remove(p)
+		case 1:
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.Remove(p)
+			os.Symlink(fmt.Sprintf("f%02d.txt", rng.IntN(40)), p)
+		}
+	}
 }
 
-// snapshot is a tree's files and their contents, each after a "=": an
-// empty file (a write killed before its first byte) is not an absent one.
+// snapshot is a tree's files and their contents, each after a "=" (an
+// empty file, a write killed before its first byte, is not an absent
+// one), and its links' targets, each after a "->".
 func snapshot(t *testing.T, tree string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
+		rel, _ := filepath.Rel(tree, p)
+		switch {
+		case err != nil:
+		case d.Type().IsRegular():
 			b, _ := os.ReadFile(p)
-			rel, _ := filepath.Rel(tree, p)
 			out[rel] = "=" + string(b)
+		case d.Type()&os.ModeSymlink != 0:
+			dest, _ := os.Readlink(p)
+			out[rel] = "->" + dest
 		}
 		return nil
 	})

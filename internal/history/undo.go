@@ -5,10 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
@@ -51,13 +55,13 @@ type step struct {
 	path      string
 	nowSum    string // what it must hold now; "" with nowAbsent for no file
 	nowAbsent bool
+	nowMode   uint32 // its type and permissions; 0 where not recorded
 	toSum     string // what it gets back; "" with toAbsent: removed
 	toAbsent  bool
 	toMode    uint32
 	kept      bool // toSum's content is kept
 	why       string
 	latest    int64 // the call that last changed it
-	link      bool
 }
 
 // UndoCalls takes back what a call changed (a.Call), or every call from a.To
@@ -139,10 +143,6 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 			us.Action = "restore"
 		}
 		switch {
-		case st.link:
-			us.Why = "a symbolic link is not restored"
-			res.NotKept = append(res.NotKept, us)
-			continue
 		case !st.toAbsent && !st.kept:
 			us.Why = st.why
 			if us.Why == "" {
@@ -150,13 +150,13 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 			}
 			res.NotKept = append(res.NotKept, us)
 			continue
-		case st.toAbsent && !there, !st.toAbsent && there && curSum == st.toSum && curMode == st.toMode&0o7777:
+		case st.toAbsent && !there, !st.toAbsent && there && curSum == st.toSum && curMode == st.toMode&modeMask:
 			continue // already as it was
 		case !a.Force && !st.nowAbsent && there && st.nowSum == "":
 			us.Why = "what the call left is not known (too large to hash), so a change since cannot be told"
 			res.Conflicts = append(res.Conflicts, us)
 			continue
-		case !a.Force && (st.nowAbsent && there || !st.nowAbsent && (!there || curSum != st.nowSum)):
+		case !a.Force && (st.nowAbsent && there || !st.nowAbsent && (!there || curSum != st.nowSum || st.nowMode != 0 && curMode&typeMask != st.nowMode&typeMask)):
 			us.Why = "changed since"
 			if n := later[st.path]; n > 0 && a.To == 0 {
 				us.Why += fmt.Sprintf(" (call %d)", n)
@@ -184,7 +184,17 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 			if ch.Content == nil {
 				ch.Content = []byte{}
 			}
-			ch.Like = replace.Like{Mode: os.FileMode(st.toMode & 0o7777)}
+			ch.Link = st.toMode&typeMask == typeLink
+			ch.Like = replace.Like{Mode: os.FileMode(st.toMode & 0o777)}
+			if m := st.toMode; m&unix.S_ISUID != 0 {
+				ch.Like.Mode |= os.ModeSetuid
+			}
+			if m := st.toMode; m&unix.S_ISGID != 0 {
+				ch.Like.Mode |= os.ModeSetgid
+			}
+			if m := st.toMode; m&unix.S_ISVTX != 0 {
+				ch.Like.Mode |= os.ModeSticky
+			}
 			w.After, w.Exists = content, true
 		}
 		changes = append(changes, ch)
@@ -224,14 +234,10 @@ func plan(calls []*callState) []step {
 			st := by[f.Path]
 			if st == nil {
 				st = &step{path: f.Path, toSum: f.Pre, toAbsent: f.Status == "A", toMode: f.PreMode, kept: f.PreKept, why: f.Why}
-				st.link = f.PreMode&typeMask == typeLink || f.PostMode&typeMask == typeLink
 				by[f.Path] = st
 				paths = append(paths, f.Path)
 			}
-			st.nowSum, st.nowAbsent, st.latest = f.Post, f.Status == "D", c.n
-			if f.PostMode&typeMask == typeLink {
-				st.link = true
-			}
+			st.nowSum, st.nowAbsent, st.nowMode, st.latest = f.Post, f.Status == "D", f.PostMode, c.n
 		}
 	}
 	slices.Sort(paths)
@@ -242,23 +248,37 @@ func plan(calls []*callState) []step {
 	return out
 }
 
-// current is what path holds now: its bytes, their sha256, its
-// permissions, and whether it is there.
+// current is what path holds now, not followed: a regular file's bytes or
+// a symbolic link's target, their sha256, its type and permissions
+// (modeMask), and whether anything is there.
 func current(r *root.Root, path string) ([]byte, string, uint32, bool) {
-	b, err := replace.ReadWhole(r, path)
+	fi, err := r.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "", 0, false
 	}
 	if err != nil {
 		return nil, "", 0, true
 	}
-	var perm uint32
-	if fi, err := r.Lstat(path); err == nil {
-		perm = uint32(fi.Mode().Perm())
+	var mode uint32
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		mode = st.Mode & modeMask
+	}
+	var b []byte
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		dest, err := r.Readlink(path)
+		if err != nil {
+			return nil, "", mode, true
+		}
+		b = []byte(dest)
+	} else if b, err = replace.ReadWhole(r, path); err != nil {
+		return nil, "", mode, true
 	}
 	sum := hashOf(b)
-	return b, hex.EncodeToString(sum[:]), perm, true
+	return b, hex.EncodeToString(sum[:]), mode, true
 }
+
+// modeMask keeps a mode's type and permissions.
+const modeMask = typeMask | 0o7777
 
 // emptyDirs are the changes that remove the directories the calls made,
 // the deepest first: each goes once the files are restored, if it is

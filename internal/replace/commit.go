@@ -20,10 +20,13 @@ const maxStaging = 16
 // Change is what CommitAll does to one file: put a new content in its
 // place, or remove it; or to a directory: remove it once every file is in
 // place, if it is empty then (undo's, for the directories a call made).
+// What a change replaces or removes may be a symbolic link, taken away,
+// never followed, when Expect names it (its sha256 is its target's).
 type Change struct {
 	Path      string // as the caller named it, for messages
 	Target    string // the path inside the root, with no link in it
 	Content   []byte // nil: remove the file
+	Link      bool   // Content is a symbolic link's target, put in as a link (undo's)
 	Like      Like
 	Expect    Expect
 	RemoveDir bool // remove the directory Target if it is empty, after the files
@@ -49,7 +52,11 @@ func CommitAll(r *root.Root, changes []Change) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			staged[i], errs[i] = StageLike(r, c.Target, c.Like, func(w io.Writer) error {
+			if c.Link {
+				staged[i], errs[i] = StageLink(r, c.Target, string(c.Content))
+				return
+			}
+			staged[i], errs[i] = stage(r, c.Target, c.Like, c.Expect.SHA256 != "", func(w io.Writer) error {
 				_, err := w.Write(c.Content)
 				return err
 			})
@@ -97,6 +104,17 @@ func CommitAll(r *root.Root, changes []Change) error {
 		return fmt.Errorf("cannot keep the journal: %s", Reason(err))
 	}
 	defer journal.Close()
+	// Links are made once the journal names them: should toolkit be
+	// killed now, Recover removes them.
+	for i, s := range staged {
+		if s == nil || s.linkDest == "" {
+			continue
+		}
+		if err := s.PlaceLink(); err != nil {
+			abort(0)
+			return errors.New(CannotWrite(changes[i].Path, err))
+		}
+	}
 	var undos []*Undo
 	for i, c := range changes {
 		if c.RemoveDir {

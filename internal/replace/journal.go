@@ -344,8 +344,24 @@ func recoverStep(s JournalStep, done bool) error {
 	return first
 }
 
-// hashAt is the sha256 of the regular file name in the directory dfd.
+// hashAt is the sha256 of name in the directory dfd: a regular file's
+// bytes, a symbolic link's target.
 func hashAt(dfd int, name string) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return "", err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		buf := make([]byte, max(st.Size+1, 256))
+		n, err := unix.Readlinkat(dfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if int64(n) >= int64(len(buf)) {
+			return "", syscall.ENAMETOOLONG // changed while read
+		}
+		return SHA256(buf[:n]), nil
+	}
 	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", err

@@ -42,7 +42,12 @@ func TestRecover(t *testing.T) {
 			}
 		}
 		write("full/f", "x")
+		_ = os.Remove(filepath.Join(dir, "made.lnk"))
+		if err := os.Symlink("t", filepath.Join(dir, "made.lnk")); err != nil {
+			t.Fatal(err)
+		}
 		steps := []JournalStep{
+			{Dir: dir, Name: "made.lnk", NewSHA256: sha("t")}, // a link the commit made: its target's sha256
 			{Dir: dir, Name: "a.txt", Backup: ".a.txt.toolkit-1.old", Temp: ".a.txt.toolkit-1.tmp"},
 			{Dir: dir, Name: "n.txt", NewSHA256: sha("made")},
 			{Dir: dir, Name: "other.txt", NewSHA256: sha("what the commit wrote")},
@@ -70,6 +75,10 @@ func TestRecover(t *testing.T) {
 		switch {
 		case !done && (!strings.Contains(said[0], "undone") || read("a.txt") != "old a" || read("n.txt") != "(none)"):
 			t.Fatalf("not undone: %v, a.txt %q, n.txt %q", said, read("a.txt"), read("n.txt"))
+		case !done && linkTo(dir, "made.lnk") != "(none)":
+			t.Fatal("a link the commit made was left")
+		case done && linkTo(dir, "made.lnk") != "t":
+			t.Fatal("a finished commit's link was removed")
 		case done && (!strings.Contains(said[0], "finished") || read("a.txt") != "new a" || read("n.txt") != "made"):
 			t.Fatalf("not finished: %v, a.txt %q, n.txt %q", said, read("a.txt"), read("n.txt"))
 		}
@@ -89,6 +98,16 @@ func TestRecover(t *testing.T) {
 			t.Fatalf("left behind: %v %v", left, journals)
 		}
 	}
+}
+
+// linkTo is the target of the link name in dir, "(none)" when it is not a
+// link.
+func linkTo(dir, name string) string {
+	dest, err := os.Readlink(filepath.Join(dir, name))
+	if err != nil {
+		return "(none)"
+	}
+	return dest
 }
 
 func sha(s string) string {

@@ -52,6 +52,12 @@ type Staged struct {
 	like     Like
 	backup   string // CommitUndo's name for the old content, when planned (Plan)
 	linkName string // the name an unnamed file takes before its rename, when planned
+	// oldLink: what is replaced is a symbolic link (undo's), taken away,
+	// never followed.
+	oldLink bool
+	// linkDest, when set, is what the staged symbolic link points to: a
+	// link, not a file, takes the target's place (StageLink).
+	linkDest string
 
 	// Old is the file being replaced; nil for a new one.
 	Old os.FileInfo
@@ -125,23 +131,13 @@ type Like struct {
 
 // StageLike is Stage with the mode and owner taken as like says.
 func StageLike(r *root.Root, target string, like Like, write func(io.Writer) error) (*Staged, error) {
+	return stage(r, target, like, false, write)
+}
+
+// stage is StageLike; overLink lets what it replaces be a symbolic link.
+func stage(r *root.Root, target string, like Like, overLink bool, write func(io.Writer) error) (*Staged, error) {
 	s := &Staged{r: r, target: target, like: like}
-	old, err := r.Lstat(target)
-	switch {
-	case err == nil && old.IsDir():
-		return nil, &fs.PathError{Op: "write", Path: target, Err: syscall.EISDIR}
-	case err == nil && !old.Mode().IsRegular():
-		return nil, &fs.PathError{Op: "write", Path: target, Err: ErrNotRegular}
-	case err == nil:
-		s.Old = old
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, err
-	}
-	dir := filepath.Dir(target)
-	if err := r.MkdirAll(dir, 0o755); err != nil {
-		return nil, &DirError{Dir: dir, Err: err, Make: true}
-	}
-	if s.dir, err = r.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0); err != nil {
+	if err := s.openDir(overLink); err != nil {
 		return nil, err
 	}
 	if err := s.open(); err != nil {
@@ -149,7 +145,8 @@ func StageLike(r *root.Root, target string, like Like, write func(io.Writer) err
 		if !refused(err) {
 			return nil, err
 		}
-		if s.Old == nil {
+		dir := filepath.Dir(target)
+		if s.Old == nil || s.oldLink {
 			return nil, &DirError{Dir: dir, Err: err}
 		}
 		// The directory takes no new file, but the file may be written.
@@ -169,6 +166,56 @@ func StageLike(r *root.Root, target string, like Like, write func(io.Writer) err
 		return nil, err
 	}
 	return s, nil
+}
+
+// openDir looks at what the target is now (a regular file, nothing, or,
+// with overLink, a symbolic link), then makes the directories on the way
+// and opens the target's.
+func (s *Staged) openDir(overLink bool) error {
+	old, err := s.r.Lstat(s.target)
+	switch {
+	case err == nil && old.IsDir():
+		return &fs.PathError{Op: "write", Path: s.target, Err: syscall.EISDIR}
+	case err == nil && overLink && old.Mode()&fs.ModeSymlink != 0:
+		s.Old, s.oldLink = old, true
+	case err == nil && !old.Mode().IsRegular():
+		return &fs.PathError{Op: "write", Path: s.target, Err: ErrNotRegular}
+	case err == nil:
+		s.Old = old
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	dir := filepath.Dir(s.target)
+	if err := s.r.MkdirAll(dir, 0o755); err != nil {
+		return &DirError{Dir: dir, Err: err, Make: true}
+	}
+	s.dir, err = s.r.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	return err
+}
+
+// StageLink readies a symbolic link to dest to take target's place
+// (undo's, restoring a link): what it replaces may be a regular file or a
+// link. Its temporary name is chosen now, and the link made only once a
+// journal names it (PlaceLink): a kill before then leaves nothing behind.
+func StageLink(r *root.Root, target, dest string) (*Staged, error) {
+	s := &Staged{r: r, target: target, linkDest: dest}
+	if err := s.openDir(true); err != nil {
+		return nil, err
+	}
+	s.name = tempfile.Name("."+filepath.Base(target)+".toolkit-", ".tmp")
+	return s, nil
+}
+
+// PlaceLink makes a staged link under its temporary name.
+func (s *Staged) PlaceLink() error {
+	err := unix.Symlinkat(s.linkDest, int(s.dir.Fd()), s.name)
+	switch {
+	case err == nil:
+		return nil
+	case refused(err):
+		return &DirError{Dir: filepath.Dir(s.target), Err: err}
+	}
+	return &fs.PathError{Op: "symlink", Path: s.target, Err: err}
 }
 
 // refused reports whether err is a directory refusing a new file.
@@ -214,6 +261,9 @@ func (s *Staged) fill(write func(io.Writer) error) error {
 	}
 	mode := 0o644 &^ umask()
 	from := s.Old
+	if s.oldLink {
+		from = nil // a link's mode and owner are not a file's
+	}
 	if s.like.File != nil {
 		from = s.like.File
 	}
@@ -246,7 +296,9 @@ func keepOwner(f *os.File, old os.FileInfo) bool {
 
 // Abort drops the staged content.
 func (s *Staged) Abort() {
-	s.f.Close()
+	if s.f != nil {
+		s.f.Close()
+	}
 	if s.name != "" {
 		_ = unix.Unlinkat(int(s.dir.Fd()), s.name, 0)
 	}
@@ -352,9 +404,10 @@ func (s *Staged) check(expect Expect) error {
 	return expect.Check(now)
 }
 
-// current is the target's sha256 now, nil when there is no file.
+// current is the target's sha256 now (a link's: its target's), nil when
+// there is no file.
 func (s *Staged) current() (*string, error) {
-	sum, err := HashFile(s.r, s.target)
+	sum, err := HashEntry(s.r, s.target)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -432,6 +485,28 @@ func SHA256(b []byte) string {
 // HashFile is the sha256 of a regular file's bytes.
 func HashFile(r *root.Root, path string) (string, error) {
 	f, err := r.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return hashOpen(f, path)
+}
+
+// HashEntry is the sha256 of what path is, not followed: a regular file's
+// bytes, a symbolic link's target.
+func HashEntry(r *root.Root, path string) (string, error) {
+	fi, err := r.Lstat(path)
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		dest, err := r.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		return SHA256([]byte(dest)), nil
+	}
+	f, err := r.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return "", err
 	}
