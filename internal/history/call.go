@@ -17,6 +17,8 @@ import (
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
 	"toolkit/internal/text"
+
+	"golang.org/x/sys/unix"
 )
 
 // Call is one call's history, from Begin to End.
@@ -247,7 +249,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 			return nil, err
 		}
 	} else if len(wrote) > 0 {
-		if files, err = h.keepSaid(ctx, c.tree, idx, wrote); err != nil {
+		if files, err = h.keepSaid(ctx, c.tree, idx, c.began, wrote); err != nil {
 			return nil, err
 		}
 	}
@@ -586,7 +588,7 @@ func collapse(files []fileRecord, big map[string]int) []fileRecord {
 // it since; else only the paths' entries are looked up, and the new ones
 // appended to the said file. A tree with no index yet (or none that
 // checks) gets none here: its first scan makes it whole.
-func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, wrote []outcome.Wrote) ([]fileRecord, error) {
+func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, began time.Time, wrote []outcome.Wrote) ([]fileRecord, error) {
 	path := h.indexPath(tree)
 	var old func(string) *Entry
 	var indexed bool
@@ -594,10 +596,17 @@ func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, wrote [
 	if idx != nil {
 		old, indexed = idx.find, !idx.none
 	} else {
+		// The paths, and the directories above them: a call may have made
+		// or removed those.
 		var rels []string
+		above := map[string]bool{}
 		for _, w := range wrote {
 			if rel, ok := inTree(tree, w.Path); ok {
 				rels = append(rels, rel)
+				for d := parentOf(rel); d != "" && !above[d]; d = parentOf(d) {
+					above[d] = true
+					rels = append(rels, d)
+				}
 			}
 		}
 		var found map[string]Entry
@@ -610,6 +619,9 @@ func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, wrote [
 		}
 	}
 	files, said := h.said(ctx, tree, old, wrote)
+	if indexed {
+		files, said = dirsOf(ctx, tree, h.skip(tree), old, began, files, said)
+	}
 	if err := h.syncStore(); err != nil || !indexed || len(said) == 0 {
 		return files, err
 	}
@@ -729,6 +741,56 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *E
 		files = append(files, fr)
 	}
 	return files, said
+}
+
+// dirsOf adds to a said call's records the directories it made on the
+// way to the files it added, and those it removed with the files it
+// removed (an undo's), so that an undo of it removes the ones it made once
+// they are empty, and the next scan finds neither again. A directory was
+// made by the call if the index did not hold it, a scan tracks it, and,
+// where the file system says when a directory was born, it was born once
+// the call had begun (an empty one made by hand since the last scan is not
+// the call's).
+func dirsOf(ctx context.Context, tree, skip string, old func(string) *Entry, began time.Time, files []fileRecord, said []saidEntry) ([]fileRecord, []saidEntry) {
+	looked := map[string]bool{}
+	for _, f := range slices.Clone(files) {
+		if f.Status == "M" {
+			continue
+		}
+		// Up from the file's directory, to the first one that was there
+		// before and is still: so are those above it.
+		for d := parentOf(f.Path); d != "" && !looked[d]; d = parentOf(d) {
+			looked[d] = true
+			was := old(d)
+			e, there := statOf(tree, d)
+			there = there && e.isDir()
+			if f.Status == "A" && was == nil && there && bornSince(tree+"/"+d, began) && listed(ctx, tree, skip, d) {
+				e.Size = 0
+				markEntryRacy(&e, now())
+				files = append(files, fileRecord{Path: d, Status: "A", Dir: true, PostMode: e.Mode})
+				said = append(said, saidEntry{Entry: e, There: true})
+			} else if f.Status == "D" && was != nil && was.isDir() && !there {
+				files = append(files, fileRecord{Path: d, Status: "D", Dir: true, PreMode: was.Mode})
+				said = append(said, saidEntry{Entry: Entry{Path: d}})
+			} else {
+				break
+			}
+		}
+	}
+	return files, said
+}
+
+// bornSince says whether the directory at path was born at began or after
+// it, as far as the file system says (where it does not: true). The file
+// system's clock runs up to a tick behind the process's: the racy window
+// is allowed for.
+func bornSince(path string, began time.Time) bool {
+	var st unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &st) != nil || st.Mask&unix.STATX_BTIME == 0 {
+		return true
+	}
+	born := time.Unix(st.Btime.Sec, int64(st.Btime.Nsec))
+	return !born.Before(began.Add(-racyWindow))
 }
 
 // markEntryRacy flags e racy when its times are too near t.
