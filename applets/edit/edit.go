@@ -169,17 +169,20 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		}
 	}
 	r := a.Host.Root
+	// The name as the lines below say it: a newline in it cannot pass for
+	// a line of their own.
+	name := text.Escape(a.Path)
 	target, err := r.Resolve(a.Path)
 	if err != nil {
-		return outcome.Failure("%s: %s", a.Path, replace.Reason(err))
+		return outcome.Failure("%s: %s", name, replace.Reason(err))
 	}
 	orig, err := replace.ReadWhole(r, target)
 	if err != nil {
-		return outcome.Failure("%s: %s", a.Path, replace.Reason(err))
+		return outcome.Failure("%s: %s", name, replace.Reason(err))
 	}
 	enc, err := text.Binary(orig[:min(len(orig), text.SniffSize)], int64(len(orig)))
 	if err != nil {
-		return outcome.Failure("%s: %s; not edited", a.Path, err)
+		return outcome.Failure("%s: %s; not edited", name, err)
 	}
 	// The sha256 only when it is asked for, or the edits apply: a quote
 	// that is not there is answered without hashing the file.
@@ -188,19 +191,19 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if a.IfMatch != nil {
 		was = hash()
 		if err := replace.IfMatch(*a.IfMatch).Check(&was); err != nil {
-			return outcome.Failure("%s: %s", a.Path, err)
+			return outcome.Failure("%s: %s", name, err)
 		}
 	}
 	body := text.Decode(orig, enc)
 	if enc.Unit != 0 && !bytes.Equal(text.Encode(body, enc), orig) {
-		return outcome.Failure("%s: %s text that does not decode cleanly; not edited", a.Path, enc.Name)
+		return outcome.Failure("%s: %s text that does not decode cleanly; not edited", name, enc.Name)
 	}
 
 	ed := &editor{text: body}
 	var levels []string
 	for i, e := range a.Edits {
 		if err := ctx.Err(); err != nil {
-			return outcome.Failure("%s: stopped: %s", a.Path, context.Cause(ctx))
+			return outcome.Failure("%s: stopped: %s", name, context.Cause(ctx))
 		}
 		res, err := ed.apply(i, e)
 		var beyond *errBeyond
@@ -208,7 +211,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		case errors.As(err, &beyond):
 			return outcome.Misuse("%s", err)
 		case err != nil:
-			return outcome.Failure("%s: %s; nothing was written", a.Path, err)
+			return outcome.Failure("%s: %s; nothing was written", name, err)
 		}
 		level := res.Matched
 		if res.LookAlikes != "" {
@@ -236,7 +239,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		if len(a.Edits) > 1 {
 			which = fmt.Sprintf("the %d edits", len(a.Edits))
 		}
-		return outcome.Success(fmt.Sprintf("[%s unchanged: it already reads as %s would leave it (matched: %s); nothing was written; sha256 %s]\n", a.Path, which, strings.Join(levels, ", "), now[:12]), d)
+		return outcome.Success(fmt.Sprintf("[%s unchanged: it already reads as %s would leave it (matched: %s); nothing was written; sha256 %s]\n", name, which, strings.Join(levels, ", "), now[:12]), d)
 	}
 	verb := "edited"
 	if a.DryRun {
@@ -247,21 +250,21 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 			return err
 		})
 		if err != nil {
-			return outcome.Failure("%s", replace.CannotWrite(a.Path, err))
+			return outcome.Failure("%s", replace.CannotWrite(name, err))
 		}
 		res, err := staged.Commit(replace.Expect{SHA256: was})
 		var changed *replace.Changed
 		switch {
 		case errors.As(err, &changed):
-			return outcome.Failure("%s: changed while it was edited, by someone else (sha256 now %s); nothing was written: read it again", a.Path, shaOf(changed.Now))
+			return outcome.Failure("%s: changed while it was edited, by someone else (sha256 now %s); nothing was written: read it again", name, shaOf(changed.Now))
 		case err != nil:
-			return outcome.Failure("%s", replace.CannotWrite(a.Path, err))
+			return outcome.Failure("%s", replace.CannotWrite(name, err))
 		}
 		if res.InPlace != "" {
 			diff += fmt.Sprintf("[written in place: %s; not atomic]\n", res.InPlace)
 		}
 	}
-	tail := fmt.Sprintf("[%s %s: %s (%s); %s; sha256 %s (was %s)]\n", verb, a.Path, text.Count(int64(len(a.Edits)), "edit"), strings.Join(levels, ", "), lineRanges(results), now[:12], was[:12])
+	tail := fmt.Sprintf("[%s %s: %s (%s); %s; sha256 %s (was %s)]\n", verb, name, text.Count(int64(len(a.Edits)), "edit"), strings.Join(levels, ", "), lineRanges(results), now[:12], was[:12])
 	o := outcome.Success(diff+tail, d)
 	if !a.DryRun {
 		path, _ := r.HostPath(target)

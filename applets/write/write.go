@@ -134,9 +134,12 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 		}
 	}
 	r := a.Host.Root
+	// The name as the lines below say it: a newline in it cannot pass for
+	// a line of their own.
+	name := text.Escape(a.Path)
 	target, err := r.Resolve(a.Path)
 	if err != nil {
-		return outcome.Failure("%s", describe(a.Path, err))
+		return outcome.Failure("%s", describe(name, err))
 	}
 	expect := replace.Expect{}
 	if a.IfMatch != nil {
@@ -154,12 +157,12 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 		case err == nil:
 			previous = &sum
 		case !errors.Is(err, fs.ErrNotExist):
-			return outcome.Failure("%s", describe(a.Path, err))
+			return outcome.Failure("%s", describe(name, err))
 		}
 		// A first look, before the content is written: a stale if_match
 		// costs nothing then. Commit looks once more.
 		if err := expect.Check(previous); err != nil {
-			return outcome.Failure("%s: %s", a.Path, err)
+			return outcome.Failure("%s: %s", name, err)
 		}
 	}
 
@@ -172,15 +175,15 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 		return err
 	})
 	if err != nil {
-		return outcome.Failure("%s", replace.CannotWrite(a.Path, err))
+		return outcome.Failure("%s", replace.CannotWrite(name, err))
 	}
 	res, err := staged.Commit(expect)
 	var changed *replace.Changed
 	switch {
 	case errors.As(err, &changed):
-		return outcome.Failure("%s: %s", a.Path, changed)
+		return outcome.Failure("%s: %s", name, changed)
 	case err != nil:
-		return outcome.Failure("%s", replace.CannotWrite(a.Path, err))
+		return outcome.Failure("%s", replace.CannotWrite(name, err))
 	}
 
 	exists := staged.Old != nil
@@ -199,12 +202,12 @@ func Run(_ context.Context, a Args) outcome.Outcome {
 	}
 	var b strings.Builder
 	if exists {
-		fmt.Fprintf(&b, "wrote %d bytes (%s) to %s", n, kind, a.Path)
+		fmt.Fprintf(&b, "wrote %d bytes (%s) to %s", n, kind, name)
 	} else {
-		fmt.Fprintf(&b, "created %s: %d bytes (%s)", a.Path, n, kind)
+		fmt.Fprintf(&b, "created %s: %d bytes (%s)", name, n, kind)
 	}
 	if shown := shownPath(a.Path, target, r); shown != "" {
-		b.WriteString(" (through the link, to " + shown + ")")
+		b.WriteString(" (through the link, to " + text.Escape(shown) + ")")
 	}
 	b.WriteString("; sha256 " + d.SHA256[:12])
 	if exists {

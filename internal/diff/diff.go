@@ -31,6 +31,8 @@ func Unified(path string, before, after []byte) string {
 		return ""
 	}
 	var out strings.Builder
+	// A name with a newline in it cannot pass for a line of the diff.
+	path = text.Escape(path)
 	fmt.Fprintf(&out, "--- a/%s\n+++ b/%s\n", path, path)
 	lines := 0
 	for _, h := range hunks {
