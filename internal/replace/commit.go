@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 
 	"toolkit/internal/root"
 )
@@ -38,6 +41,31 @@ type Change struct {
 // then puts them in place one after another, putting back those already in
 // if one fails, and syncs their directories once at the end.
 func CommitAll(r *root.Root, changes []Change) error {
+	// Each directory made and opened once, for all its files.
+	dirs := map[string]*os.File{}
+	defer func() {
+		for _, d := range dirs {
+			d.Close()
+		}
+	}()
+	for _, c := range changes {
+		at := filepath.Dir(c.Target)
+		if c.RemoveDir || dirs[at] != nil {
+			continue
+		}
+		var d *os.File
+		var err error
+		if c.Content == nil {
+			// A file removed: its directory is there, or the change fails.
+			d, err = r.OpenFile(at, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+		} else {
+			d, err = OpenDir(r, at)
+		}
+		if err != nil {
+			return errors.New(CannotWrite(c.Path, err))
+		}
+		dirs[at] = d
+	}
 	staged := make([]*Staged, len(changes))
 	errs := make([]error, len(changes))
 	// Staged side by side: each staging ends in an fsync, and the file
@@ -53,10 +81,10 @@ func CommitAll(r *root.Root, changes []Change) error {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			if c.Link {
-				staged[i], errs[i] = StageLink(r, c.Target, string(c.Content))
+				staged[i], errs[i] = StageLink(r, c.Target, string(c.Content), dirs[filepath.Dir(c.Target)])
 				return
 			}
-			staged[i], errs[i] = stage(r, c.Target, c.Like, c.Expect.SHA256 != "", func(w io.Writer) error {
+			staged[i], errs[i] = stage(r, c.Target, c.Like, c.Expect.SHA256 != "", dirs[filepath.Dir(c.Target)], func(w io.Writer) error {
 				_, err := w.Write(c.Content)
 				return err
 			})
@@ -129,7 +157,7 @@ func CommitAll(r *root.Root, changes []Change) error {
 			u, err = staged[i].CommitUndo(c.Expect)
 			staged[i] = nil
 		} else {
-			u, err = RemoveUndo(r, c.Target, c.Expect, backups[i])
+			u, err = removeUndo(r, dirs[filepath.Dir(c.Target)], c.Target, c.Expect, backups[i])
 		}
 		if err == nil {
 			undos = append(undos, u)

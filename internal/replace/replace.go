@@ -44,6 +44,7 @@ type Staged struct {
 	r      *root.Root
 	target string   // with no link in it (root.Resolve)
 	dir    *os.File // the target's directory, opened inside the root
+	shared bool     // dir is CommitAll's, for all its files there: not closed here
 	f      *os.File // the new content, open for reading and writing
 	name   string   // the named temporary file in dir; "" for an unnamed one
 	// inPlace, when set, says why the content must be written into the
@@ -131,35 +132,33 @@ type Like struct {
 
 // StageLike is Stage with the mode and owner taken as like says.
 func StageLike(r *root.Root, target string, like Like, write func(io.Writer) error) (*Staged, error) {
-	return stage(r, target, like, false, write)
+	return stage(r, target, like, false, nil, write)
 }
 
-// stage is StageLike; overLink lets what it replaces be a symbolic link.
-func stage(r *root.Root, target string, like Like, overLink bool, write func(io.Writer) error) (*Staged, error) {
+// stage is StageLike; overLink lets what it replaces be a symbolic link;
+// dir, when not nil, is the target's directory, already open (CommitAll's).
+func stage(r *root.Root, target string, like Like, overLink bool, dir *os.File, write func(io.Writer) error) (*Staged, error) {
 	s := &Staged{r: r, target: target, like: like}
-	if err := s.openDir(overLink); err != nil {
+	if err := s.openDir(overLink, dir); err != nil {
 		return nil, err
 	}
 	if err := s.open(); err != nil {
-		s.dir.Close()
-		if !refused(err) {
+		if !refused(err) || s.Old == nil || s.oldLink {
+			s.closeDir()
+			if refused(err) {
+				return nil, &DirError{Dir: filepath.Dir(target), Err: err}
+			}
 			return nil, err
-		}
-		dir := filepath.Dir(target)
-		if s.Old == nil || s.oldLink {
-			return nil, &DirError{Dir: dir, Err: err}
 		}
 		// The directory takes no new file, but the file may be written.
-		if s.dir, err = r.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0); err != nil {
-			return nil, err
-		}
+		var err error
 		if s.f, err = tempfile.Create(os.TempDir(), "toolkit-write-", ".tmp"); err != nil {
-			s.dir.Close()
+			s.closeDir()
 			// Not the file's fault: the directory its content waits in.
 			return nil, &DirError{Dir: os.TempDir(), Err: err}
 		}
 		_ = os.Remove(s.f.Name())
-		s.inPlace = "the directory " + dir + " takes no new file"
+		s.inPlace = "the directory " + filepath.Dir(target) + " takes no new file"
 	}
 	if err := s.fill(write); err != nil {
 		s.Abort()
@@ -170,8 +169,8 @@ func stage(r *root.Root, target string, like Like, overLink bool, write func(io.
 
 // openDir looks at what the target is now (a regular file, nothing, or,
 // with overLink, a symbolic link), then makes the directories on the way
-// and opens the target's.
-func (s *Staged) openDir(overLink bool) error {
+// and opens the target's, unless dir is that one, already open.
+func (s *Staged) openDir(overLink bool, dir *os.File) error {
 	old, err := s.r.Lstat(s.target)
 	switch {
 	case err == nil && old.IsDir():
@@ -185,21 +184,36 @@ func (s *Staged) openDir(overLink bool) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	dir := filepath.Dir(s.target)
-	if err := s.r.MkdirAll(dir, 0o755); err != nil {
-		return &DirError{Dir: dir, Err: err, Make: true}
+	if dir != nil {
+		s.dir, s.shared = dir, true
+		return nil
 	}
-	s.dir, err = s.r.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	s.dir, err = OpenDir(s.r, filepath.Dir(s.target))
 	return err
+}
+
+// OpenDir makes a target's directory and those on the way, and opens it.
+func OpenDir(r *root.Root, dir string) (*os.File, error) {
+	if err := r.MkdirAll(dir, 0o755); err != nil {
+		return nil, &DirError{Dir: dir, Err: err, Make: true}
+	}
+	return r.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+}
+
+// closeDir closes the target's directory, unless it is CommitAll's.
+func (s *Staged) closeDir() {
+	if !s.shared {
+		s.dir.Close()
+	}
 }
 
 // StageLink readies a symbolic link to dest to take target's place
 // (undo's, restoring a link): what it replaces may be a regular file or a
 // link. Its temporary name is chosen now, and the link made only once a
 // journal names it (PlaceLink): a kill before then leaves nothing behind.
-func StageLink(r *root.Root, target, dest string) (*Staged, error) {
+func StageLink(r *root.Root, target, dest string, dir *os.File) (*Staged, error) {
 	s := &Staged{r: r, target: target, linkDest: dest}
-	if err := s.openDir(true); err != nil {
+	if err := s.openDir(true, dir); err != nil {
 		return nil, err
 	}
 	s.name = tempfile.Name("."+filepath.Base(target)+".toolkit-", ".tmp")
@@ -281,6 +295,10 @@ func (s *Staged) fill(write func(io.Writer) error) error {
 	return s.f.Sync()
 }
 
+// ids are toolkit's effective user and group, which it never changes:
+// asked once, not for each file of a commit.
+var ids = sync.OnceValues(func() (int, int) { return os.Geteuid(), os.Getegid() })
+
 // keepOwner gives f the old file's owner and group, and reports whether it
 // could (only root, or the owner keeping its own group, may).
 func keepOwner(f *os.File, old os.FileInfo) bool {
@@ -288,7 +306,7 @@ func keepOwner(f *os.File, old os.FileInfo) bool {
 	if !ok {
 		return false
 	}
-	if int(st.Uid) == os.Geteuid() && int(st.Gid) == os.Getegid() {
+	if uid, gid := ids(); int(st.Uid) == uid && int(st.Gid) == gid {
 		return true
 	}
 	return f.Chown(int(st.Uid), int(st.Gid)) == nil
@@ -302,14 +320,14 @@ func (s *Staged) Abort() {
 	if s.name != "" {
 		_ = unix.Unlinkat(int(s.dir.Fd()), s.name, 0)
 	}
-	s.dir.Close()
+	s.closeDir()
 }
 
 // Commit puts the staged content in the target's place if the target is as
 // expect says, under the directory's lock, and syncs the directory. After
 // Commit, the Staged is spent, whatever it returns.
 func (s *Staged) Commit(expect Expect) (Result, error) {
-	defer s.dir.Close()
+	defer s.closeDir()
 	defer s.f.Close()
 	dfd := int(s.dir.Fd())
 	// Other toolkits wait here from their last look to their rename, so
@@ -405,14 +423,15 @@ func (s *Staged) check(expect Expect) error {
 }
 
 // current is the target's sha256 now (a link's: its target's), nil when
-// there is no file.
+// there is no file. It is looked up in the directory staged in, not
+// followed.
 func (s *Staged) current() (*string, error) {
-	sum, err := HashEntry(s.r, s.target)
+	sum, err := hashAt(int(s.dir.Fd()), filepath.Base(s.target))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "read", Path: s.target, Err: err}
 	}
 	return &sum, nil
 }
@@ -485,28 +504,6 @@ func SHA256(b []byte) string {
 // HashFile is the sha256 of a regular file's bytes.
 func HashFile(r *root.Root, path string) (string, error) {
 	f, err := r.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	return hashOpen(f, path)
-}
-
-// HashEntry is the sha256 of what path is, not followed: a regular file's
-// bytes, a symbolic link's target.
-func HashEntry(r *root.Root, path string) (string, error) {
-	fi, err := r.Lstat(path)
-	if err != nil {
-		return "", err
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		dest, err := r.Readlink(path)
-		if err != nil {
-			return "", err
-		}
-		return SHA256([]byte(dest)), nil
-	}
-	f, err := r.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return "", err
 	}

@@ -23,6 +23,7 @@ type Undo struct {
 	base   string // the file's name in dir
 	backup string // the old file's name while the change is not done; "" when there was none
 	added  bool   // the change made the file: undoing removes it
+	shared bool   // dir is CommitAll's: not closed here
 }
 
 // CommitUndo is Commit for one of many changes: the rename is done, never
@@ -35,7 +36,7 @@ func (s *Staged) CommitUndo(expect Expect) (*Undo, error) {
 	if unix.Flock(dfd, unix.LOCK_EX) == nil {
 		defer unix.Flock(dfd, unix.LOCK_UN)
 	}
-	u := &Undo{dir: s.dir, dirAt: filepath.Dir(s.target), base: filepath.Base(s.target)}
+	u := &Undo{dir: s.dir, dirAt: filepath.Dir(s.target), base: filepath.Base(s.target), shared: s.shared}
 	if err := s.check(expect); err != nil {
 		s.drop()
 		u.close()
@@ -71,20 +72,16 @@ func (s *Staged) CommitUndo(expect Expect) (*Undo, error) {
 	return u, nil
 }
 
-// RemoveUndo removes path if it is as expect says, keeping its content
-// under a name of its own beside it (backup, if not "") until Done; Revert
-// puts it back.
-func RemoveUndo(r *root.Root, path string, expect Expect, backup string) (*Undo, error) {
-	dir, err := r.OpenFile(filepath.Dir(path), os.O_RDONLY|syscall.O_DIRECTORY, 0)
-	if err != nil {
-		return nil, err
-	}
+// removeUndo removes path, in its directory dir (CommitAll's), if it is as
+// expect says, keeping its content under a name of its own beside it
+// (backup, if not "") until Done; Revert puts it back.
+func removeUndo(r *root.Root, dir *os.File, path string, expect Expect, backup string) (*Undo, error) {
 	dfd := int(dir.Fd())
 	if unix.Flock(dfd, unix.LOCK_EX) == nil {
 		defer unix.Flock(dfd, unix.LOCK_UN)
 	}
-	u := &Undo{dir: dir, dirAt: filepath.Dir(path), base: filepath.Base(path)}
-	s := &Staged{r: r, target: path}
+	u := &Undo{dir: dir, dirAt: filepath.Dir(path), base: filepath.Base(path), shared: true}
+	s := &Staged{r: r, target: path, dir: dir, shared: true}
 	if err := s.check(expect); err != nil {
 		u.close()
 		return nil, err
@@ -144,7 +141,9 @@ func (u *Undo) forget() {
 
 func (u *Undo) close() {
 	if u.dir != nil {
-		u.dir.Close()
+		if !u.shared {
+			u.dir.Close()
+		}
 		u.dir = nil
 	}
 }
