@@ -26,9 +26,11 @@
 package history
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
 	"errors"
 	"fmt"
 	"io/fs"
@@ -38,6 +40,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"golang.org/x/sys/unix"
 
@@ -461,9 +465,29 @@ func (h *history) compact() error {
 	return writeSynced(path, []byte(out.String()))
 }
 
+// logLine is a line of the log as read: whether it lists files, its lists
+// left in the line, decoded only when a query asks for them
+// (callState.files), so that a log of many large calls is not decoded, nor
+// copied, whole for the one call an undo or a page of history is about.
+type logLine struct {
+	record
+	Files   nonEmpty `json:"files,omitempty"`
+	Outside nonEmpty `json:"outside,omitempty"`
+	line    []byte
+}
+
+// nonEmpty is whether a list in a log line holds anything: "[]" and null
+// do not.
+type nonEmpty bool
+
+func (l *nonEmpty) UnmarshalJSON(b []byte) error {
+	*l = len(b) > 0 && b[0] == '[' && len(bytes.TrimSpace(b[1:])) > 1
+	return nil
+}
+
 // records reads the log; a torn last line (toolkit killed mid-append) is
 // left out.
-func (h *history) records() ([]record, error) {
+func (h *history) records() ([]logLine, error) {
 	b, err := os.ReadFile(filepath.Join(h.dir, "calls.jsonl"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -471,10 +495,11 @@ func (h *history) records() ([]record, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []record
-	for line := range strings.Lines(string(b)) {
-		var r record
-		if strings.HasSuffix(line, "\n") && json.Unmarshal([]byte(line), &r) == nil {
+	var out []logLine
+	for line := range bytes.Lines(b) {
+		var r logLine
+		if bytes.HasSuffix(line, []byte("\n")) && jsonv2.Unmarshal(line, &r) == nil {
+			r.line = line
 			out = append(out, r)
 		}
 	}

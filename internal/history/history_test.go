@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -710,5 +711,55 @@ func TestLockWait(t *testing.T) {
 	}
 	if d := time.Since(began); d > 10*time.Second {
 		t.Errorf("held up %v", d)
+	}
+}
+
+// TestLogRead: the log's lines are read with their file lists left in
+// them, and a call's lists decoded when asked for: what was written, an
+// empty list as none, a torn last line left out.
+func TestLogRead(t *testing.T) {
+	t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
+	h, err := open(settings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.close()
+	at := time.Unix(1e9, 0).UTC()
+	files := []fileRecord{{Path: "a\nb.go", Status: "M", Pre: strings.Repeat("a", 64), Post: strings.Repeat("b", 64)}, {Path: "new", Status: "A"}}
+	outside := []fileRecord{{Path: "hand.txt", Status: "A"}}
+	for _, r := range []record{
+		{Call: 1, Tree: "/t", Tool: "shell", Begin: &at},
+		{Call: 1, End: &at, Files: files, Outside: outside, Since: 0},
+		{Call: 2, Tree: "/t", Tool: "shell", Begin: &at},
+		{Call: 2, End: &at, Files: []fileRecord{}},
+		{Call: 3, Tree: "/t", Tool: "undo", Begin: &at},
+		{Call: 3, End: &at, Undid: []int64{1}},
+	} {
+		if err := h.appendRecord(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(h.dir, "calls.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"call":4,"end":"2001-09-09T01:46:40Z","files":[{"path":"torn`)
+	f.Close()
+	byN, order, err := h.calls()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(order, []int64{1, 2, 3}) {
+		t.Fatalf("calls %v", order)
+	}
+	c1, c2, c3 := byN[1], byN[2], byN[3]
+	if !reflect.DeepEqual(c1.files(), files) || !reflect.DeepEqual(c1.outside(), outside) || !c1.changedAny() {
+		t.Fatalf("call 1: files %+v, outside %+v", c1.files(), c1.outside())
+	}
+	if len(c2.files()) != 0 || c2.outside() != nil || c2.changedAny() {
+		t.Fatalf("call 2 said changes: %+v", c2.files())
+	}
+	if !c3.changedAny() || len(c3.files()) != 0 || !slices.Equal(c3.undid, []int64{1}) {
+		t.Fatalf("call 3: %+v", c3)
 	}
 }

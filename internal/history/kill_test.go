@@ -252,7 +252,7 @@ func lastChange(t *testing.T, tree string) int64 {
 	defer h.close()
 	byN, order, _ := h.calls()
 	for _, n := range slices.Backward(order) {
-		if c := byN[n]; c.tree == tree && c.ended && len(c.files) > 0 && c.tool != "undo" {
+		if c := byN[n]; c.tree == tree && c.ended && c.hasFiles && c.tool != "undo" {
 			return n
 		}
 	}
@@ -274,7 +274,7 @@ func checkKept(t *testing.T, round int) {
 		if !c.ended {
 			continue
 		}
-		for _, f := range c.files {
+		for _, f := range c.files() {
 			for _, kept := range []struct {
 				sum string
 				ok  bool

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,8 +45,9 @@ func (h *history) calls() (map[int64]*callState, []int64, error) {
 		case r.Begin != nil:
 			c.tree, c.tool, c.began = r.Tree, r.Tool, *r.Begin
 		case r.End != nil:
-			c.ended, c.files, c.outside, c.since, c.jobs = true, h.stillKept(r.Files), r.Outside, r.Since, r.Jobs
+			c.ended, c.line, c.hasFiles, c.hasOutside, c.since, c.jobs = true, r.line, bool(r.Files), bool(r.Outside), r.Since, r.Jobs
 			c.interrupted, c.undid, c.git, c.during = r.Interrupted, r.Undid, r.Git, r.During
+			c.h = h
 		}
 	}
 	return byN, order, nil
@@ -71,14 +73,19 @@ func (h *history) stillKept(files []fileRecord) []fileRecord {
 	return files
 }
 
-// callState is a call as the log says it.
+// callState is a call as the log says it. Its files are read from the
+// log's line when asked for (files, outside): a history of many large
+// calls is not decoded whole for the one a query or an undo is about.
 type callState struct {
 	n           int64
 	tree, tool  string
 	began       time.Time
 	ended       bool
-	files       []fileRecord
-	outside     []fileRecord
+	line        []byte // its end's line of the log
+	hasFiles    bool
+	hasOutside  bool
+	decoded     []fileRecord // files, once asked for
+	h           *history
 	since       int64
 	jobs        []string
 	interrupted bool
@@ -87,13 +94,45 @@ type callState struct {
 	during      []int64
 }
 
+// files is what the call changed, as the store holds their contents now:
+// decoded once.
+func (c *callState) files() []fileRecord {
+	if c.hasFiles && c.decoded == nil {
+		var l struct {
+			Files []fileRecord `json:"files"`
+		}
+		_ = json.Unmarshal(c.line, &l)
+		c.decoded = c.h.stillKept(l.Files)
+		if c.decoded == nil {
+			c.decoded = []fileRecord{}
+		}
+	}
+	return c.decoded
+}
+
+// outside is what changed before the call, outside calls.
+func (c *callState) outside() []fileRecord {
+	var l struct {
+		Outside []fileRecord `json:"outside"`
+	}
+	if c.hasOutside && json.Unmarshal(c.line, &l) == nil {
+		return l.Outside
+	}
+	return nil
+}
+
+// changedAny says whether the call says any change.
+func (c *callState) changedAny() bool {
+	return c.hasFiles || c.hasOutside || len(c.undid) > 0
+}
+
 func (c *callState) info() CallInfo {
-	ci := CallInfo{Call: c.n, Tool: c.tool, Tree: c.tree, Began: c.began, Ended: c.ended, Interrupted: c.interrupted, Files: changed(c.files), Undid: c.undid, Git: c.git, During: c.during}
+	ci := CallInfo{Call: c.n, Tool: c.tool, Tree: c.tree, Began: c.began, Ended: c.ended, Interrupted: c.interrupted, Files: changed(c.files()), Undid: c.undid, Git: c.git, During: c.during}
 	if ci.Files == nil {
 		ci.Files = []outcome.ChangedFile{}
 	}
-	if len(c.outside) > 0 {
-		ci.Outside = &outcome.Outside{Since: c.since, Files: changed(c.outside), Jobs: c.jobs}
+	if outside := c.outside(); len(outside) > 0 {
+		ci.Outside = &outcome.Outside{Since: c.since, Files: changed(outside), Jobs: c.jobs}
 	}
 	return ci
 }
@@ -110,16 +149,19 @@ func List(all bool, offset, limit int) ([]CallInfo, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	var out []CallInfo
+	var said []*callState
 	for _, n := range slices.Backward(order) {
-		c := byN[n]
-		if all || len(c.files) > 0 || len(c.outside) > 0 || len(c.undid) > 0 {
-			out = append(out, c.info())
+		if c := byN[n]; all || c.changedAny() {
+			said = append(said, c)
 		}
 	}
-	total := len(out)
-	out = out[min(offset, len(out)):]
-	return out[:min(limit, len(out))], total, nil
+	total := len(said)
+	said = said[min(offset, len(said)):]
+	var out []CallInfo
+	for _, c := range said[:min(limit, len(said))] {
+		out = append(out, c.info())
+	}
+	return out, total, nil
 }
 
 // Show is one call, and with withDiff the unified diff of its text files
@@ -142,7 +184,7 @@ func Show(n int64, withDiff bool) (CallInfo, string, error) {
 		return c.info(), "", nil
 	}
 	var b strings.Builder
-	for _, f := range c.files {
+	for _, f := range c.files() {
 		if f.Dir {
 			continue
 		}

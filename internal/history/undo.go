@@ -115,7 +115,7 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 	later := map[string]int64{}
 	for _, n := range order {
 		if c := byN[n]; c.tree == tree && c.ended && n > first {
-			for _, f := range c.files {
+			for _, f := range c.files() {
 				later[f.Path] = n
 			}
 		}
@@ -227,7 +227,7 @@ func plan(calls []*callState) []step {
 	by := map[string]*step{}
 	var paths []string
 	for _, c := range calls {
-		for _, f := range c.files {
+		for _, f := range c.files() {
 			if f.Dir {
 				continue
 			}
@@ -286,7 +286,7 @@ const modeMask = typeMask | 0o7777
 func emptyDirs(calls []*callState) []replace.Change {
 	var dirs []string
 	for _, c := range calls {
-		for _, f := range c.files {
+		for _, f := range c.files() {
 			if f.Dir && f.Status == "A" && !f.Heavy {
 				dirs = append(dirs, f.Path)
 			}
