@@ -30,6 +30,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"unicode/utf8"
 
 	"errors"
 	"fmt"
@@ -331,6 +332,7 @@ func writeWhole(path string, b []byte, sync bool) error {
 type record struct {
 	Call        int64        `json:"call"`
 	Tree        string       `json:"tree,omitempty"`
+	RawTree     []byte       `json:"raw_tree,omitempty"` // Tree's bytes, where they are not UTF-8 (asBytes)
 	Tool        string       `json:"tool,omitempty"`
 	Begin       *time.Time   `json:"begin,omitempty"`
 	End         *time.Time   `json:"end,omitempty"`
@@ -349,7 +351,8 @@ type record struct {
 // whether each is kept.
 type fileRecord struct {
 	Path     string `json:"path"`
-	Status   string `json:"status"` // A, M, D
+	RawPath  []byte `json:"raw_path,omitempty"` // Path's bytes, where they are not UTF-8 (asBytes)
+	Status   string `json:"status"`             // A, M, D
 	Dir      bool   `json:"dir,omitempty"`
 	Heavy    bool   `json:"heavy,omitempty"`
 	Pre      string `json:"pre,omitempty"`
@@ -363,6 +366,46 @@ type fileRecord struct {
 	Bytes    int64  `json:"bytes,omitempty"`
 	Files    int    `json:"files,omitempty"` // a big directory's files
 	Why      string `json:"why,omitempty"`   // why the change cannot be taken back
+}
+
+// asBytes is a name (a path's, a tree's) as the log keeps it beside its
+// text, where it is not UTF-8: JSON holds UTF-8 only, and would put U+FFFD
+// in place of the other bytes, so that an undo would look for another
+// name. nil for a UTF-8 name.
+func asBytes(name string) []byte {
+	if utf8.ValidString(name) {
+		return nil
+	}
+	return []byte(name)
+}
+
+// named is a name the log kept: its bytes, where it kept them.
+func named(text string, raw []byte) string {
+	if raw != nil {
+		return string(raw)
+	}
+	return text
+}
+
+// withBytes is files with each name that is not UTF-8 kept as bytes too.
+func withBytes(files []fileRecord) []fileRecord {
+	if !slices.ContainsFunc(files, func(f fileRecord) bool { return !utf8.ValidString(f.Path) }) {
+		return files
+	}
+	files = slices.Clone(files)
+	for i := range files {
+		files[i].RawPath = asBytes(files[i].Path)
+	}
+	return files
+}
+
+// fromBytes is files as the log kept them, each name from its bytes where
+// it kept them.
+func fromBytes(files []fileRecord) []fileRecord {
+	for i := range files {
+		files[i].Path, files[i].RawPath = named(files[i].Path, files[i].RawPath), nil
+	}
+	return files
 }
 
 // restorable says undo can take the change back: what was there before is
@@ -380,6 +423,7 @@ func (f *fileRecord) restorable() bool {
 // appendRecord adds r to the log; a call's end synced (with every record
 // before it in the log: a begin is made durable by its end's sync).
 func (h *history) appendRecord(r record) error {
+	r.RawTree, r.Files, r.Outside = asBytes(r.Tree), withBytes(r.Files), withBytes(r.Outside)
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -509,6 +553,7 @@ func (h *history) records() ([]logLine, error) {
 // openCall is a call begun and not ended, as open/N says it.
 type openCall struct {
 	Tree    string `json:"tree"`
+	RawTree []byte `json:"raw_tree,omitempty"` // Tree's bytes, where they are not UTF-8 (asBytes)
 	Pid     int    `json:"pid"`
 	Started uint64 `json:"started"` // the process's start, in ticks: a pid reused is not it
 }
@@ -518,7 +563,7 @@ type openCall struct {
 // synced.
 func (h *history) opened(n int64, tree string) error {
 	self, _ := proc.Lookup(os.Getpid())
-	b, _ := json.Marshal(openCall{Tree: tree, Pid: os.Getpid(), Started: self.Start})
+	b, _ := json.Marshal(openCall{Tree: tree, RawTree: asBytes(tree), Pid: os.Getpid(), Started: self.Start})
 	return writeWhole(filepath.Join(h.dir, "open", strconv.FormatInt(n, 10)), b, false)
 }
 
@@ -533,7 +578,7 @@ func (h *history) openCalls(tree string) (running, interrupted []int64) {
 		}
 		var oc openCall
 		b, err := os.ReadFile(filepath.Join(h.dir, "open", e.Name()))
-		if err != nil || json.Unmarshal(b, &oc) != nil || oc.Tree != tree {
+		if err != nil || json.Unmarshal(b, &oc) != nil || named(oc.Tree, oc.RawTree) != tree {
 			continue
 		}
 		if proc.StillAlive(oc.Pid, oc.Started) {

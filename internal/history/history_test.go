@@ -715,8 +715,9 @@ func TestLockWait(t *testing.T) {
 }
 
 // TestLogRead: the log's lines are read with their file lists left in
-// them, and a call's lists decoded when asked for: what was written, an
-// empty list as none, a torn last line left out.
+// them, and a call's lists decoded when asked for: what was written (names
+// that are not UTF-8 byte for byte), an empty list as none, a torn last
+// line left out.
 func TestLogRead(t *testing.T) {
 	t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
 	h, err := open(settings())
@@ -725,10 +726,10 @@ func TestLogRead(t *testing.T) {
 	}
 	defer h.close()
 	at := time.Unix(1e9, 0).UTC()
-	files := []fileRecord{{Path: "a\nb.go", Status: "M", Pre: strings.Repeat("a", 64), Post: strings.Repeat("b", 64)}, {Path: "new", Status: "A"}}
-	outside := []fileRecord{{Path: "hand.txt", Status: "A"}}
+	files := []fileRecord{{Path: "a\nb.go", Status: "M", Pre: strings.Repeat("a", 64), Post: strings.Repeat("b", 64)}, {Path: "new\xff\xfe", Status: "A"}}
+	outside := []fileRecord{{Path: "hand\xff.txt", Status: "A"}}
 	for _, r := range []record{
-		{Call: 1, Tree: "/t", Tool: "shell", Begin: &at},
+		{Call: 1, Tree: "/t\xff", Tool: "shell", Begin: &at},
 		{Call: 1, End: &at, Files: files, Outside: outside, Since: 0},
 		{Call: 2, Tree: "/t", Tool: "shell", Begin: &at},
 		{Call: 2, End: &at, Files: []fileRecord{}},
@@ -753,6 +754,10 @@ func TestLogRead(t *testing.T) {
 		t.Fatalf("calls %v", order)
 	}
 	c1, c2, c3 := byN[1], byN[2], byN[3]
+	// Names that are not UTF-8 come back as they were, not with U+FFFD.
+	if c1.tree != "/t\xff" {
+		t.Fatalf("tree %q", c1.tree)
+	}
 	if !reflect.DeepEqual(c1.files(), files) || !reflect.DeepEqual(c1.outside(), outside) || !c1.changedAny() {
 		t.Fatalf("call 1: files %+v, outside %+v", c1.files(), c1.outside())
 	}

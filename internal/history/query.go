@@ -43,7 +43,7 @@ func (h *history) calls() (map[int64]*callState, []int64, error) {
 		}
 		switch {
 		case r.Begin != nil:
-			c.tree, c.tool, c.began = r.Tree, r.Tool, *r.Begin
+			c.tree, c.tool, c.began = named(r.Tree, r.RawTree), r.Tool, *r.Begin
 		case r.End != nil:
 			c.ended, c.line, c.hasFiles, c.hasOutside, c.since, c.jobs = true, r.line, bool(r.Files), bool(r.Outside), r.Since, r.Jobs
 			c.interrupted, c.undid, c.git, c.during = r.Interrupted, r.Undid, r.Git, r.During
@@ -102,7 +102,7 @@ func (c *callState) files() []fileRecord {
 			Files []fileRecord `json:"files"`
 		}
 		_ = json.Unmarshal(c.line, &l)
-		c.decoded = c.h.stillKept(l.Files)
+		c.decoded = c.h.stillKept(fromBytes(l.Files))
 		if c.decoded == nil {
 			c.decoded = []fileRecord{}
 		}
@@ -116,7 +116,7 @@ func (c *callState) outside() []fileRecord {
 		Outside []fileRecord `json:"outside"`
 	}
 	if c.hasOutside && json.Unmarshal(c.line, &l) == nil {
-		return l.Outside
+		return fromBytes(l.Outside)
 	}
 	return nil
 }
