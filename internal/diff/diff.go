@@ -7,6 +7,7 @@ package diff
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"toolkit/internal/match"
@@ -360,16 +361,72 @@ func cutLine(line string, at int) string {
 }
 
 // Count is how many lines a change from before to after adds and removes,
-// as its unified diff shows them.
+// as its unified diff shows them, without making the diff: of a shortest
+// edit script only its length is needed, and a line that one side lacks is
+// in every such script, so the search runs over the lines both sides have.
+// A command that rewrote every line of a file (sed -i) costs a pass over
+// them, where the script's search costs their number squared.
 func Count(before, after []byte) (added, removed int) {
-	aw, bw, base := window(before, after)
-	for _, o := range lineDiff(split(aw), split(bw), base) {
-		switch o.kind {
-		case '+':
-			added++
-		case '-':
-			removed++
+	aw, bw, _ := window(before, after)
+	a, b := split(aw), split(bw)
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	a, b = a[pre:len(a)-suf], b[pre:len(b)-suf]
+	n, m := len(a), len(b)
+	if n == 0 || m == 0 || !near(n, m) {
+		return m, n // as myers shows it: every line replaced
+	}
+	inA, inB := make(map[string]bool, n), make(map[string]bool, m)
+	for _, l := range a {
+		inA[l] = true
+	}
+	for _, l := range b {
+		inB[l] = true
+	}
+	a = slices.DeleteFunc(a, func(l string) bool { return !inB[l] })
+	b = slices.DeleteFunc(b, func(l string) bool { return !inA[l] })
+	alone := n - len(a) + m - len(b)
+	d, ok := distance(a, b, maxEdits-alone)
+	if !ok {
+		return m, n // past maxEdits: shown replaced
+	}
+	common := (n + m - alone - d) / 2
+	return m - common, n - common
+}
+
+// distance is the length of a shortest edit script from a to b, if it is
+// at most limit (Myers's search, its furthest points alone).
+func distance(a, b []string, limit int) (int, bool) {
+	n, m := len(a), len(b)
+	limit = min(limit, n+m)
+	if limit < 0 {
+		return 0, false
+	}
+	o := limit + 1 // v[o+k] is how far diagonal k got
+	v := make([]int, 2*limit+3)
+	for d := 0; d <= limit; d++ {
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || k != d && v[o+k-1] < v[o+k+1] {
+				x = v[o+k+1]
+			} else {
+				x = v[o+k-1] + 1
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x, y = x+1, y+1
+			}
+			v[o+k] = x
+			if x >= n && y >= m {
+				return d, true
+			}
 		}
 	}
-	return added, removed
+	return 0, false
 }

@@ -162,3 +162,111 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// countOps is Count as the diff's own lines count it.
+func countOps(before, after []byte) (added, removed int) {
+	aw, bw, base := window(before, after)
+	for _, o := range lineDiff(split(aw), split(bw), base) {
+		switch o.kind {
+		case '+':
+			added++
+		case '-':
+			removed++
+		}
+	}
+	return added, removed
+}
+
+// TestCountAsDiffShows: Count, which searches only the lines both sides
+// have, says what the diff's lines say, for random edits, every line
+// rewritten (sed -i), lines moved about, repeated lines, and rewrites past
+// maxEdits, which the diff shows replaced.
+func TestCountAsDiffShows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	text := func(lines []string) []byte { return []byte(strings.Join(lines, "")) }
+	for round := range 400 {
+		var lines []string
+		n := rng.IntN(80)
+		if round%50 == 0 {
+			n = 2100 + rng.IntN(400)
+		}
+		for i := range n {
+			lines = append(lines, fmt.Sprintf("l%d\n", rng.IntN(max(1, n/(1+rng.IntN(4))))+i*rng.IntN(2)))
+		}
+		after := slices.Clone(lines)
+		switch rng.IntN(4) {
+		case 0: // every line rewritten
+			for i := range after {
+				after[i] = "x" + after[i]
+			}
+		case 1: // moved about
+			rng.Shuffle(len(after), func(i, j int) { after[i], after[j] = after[j], after[i] })
+		default:
+			for range 1 + rng.IntN(6) {
+				at := rng.IntN(len(after) + 1)
+				switch rng.IntN(3) {
+				case 0:
+					if at < len(after) {
+						after[at] = "changed\n"
+					}
+				case 1:
+					if at < len(after) {
+						after = slices.Delete(after, at, at+1)
+					}
+				default:
+					after = slices.Insert(after, at, lines[rng.IntN(max(1, len(lines)))%max(1, len(lines))])
+				}
+			}
+		}
+		before, now := text(lines), text(after)
+		if rng.IntN(4) == 0 {
+			now = []byte(strings.TrimSuffix(string(now), "\n"))
+		}
+		ga, gr := Count(before, now)
+		wa, wr := countOps(before, now)
+		if ga != wa || gr != wr {
+			t.Fatalf("round %d (%d lines → %d): Count +%d -%d, the diff +%d -%d", round, len(lines), len(after), ga, gr, wa, wr)
+		}
+	}
+}
+
+// FuzzCount: Count agrees with the diff's lines on any two texts.
+func FuzzCount(f *testing.F) {
+	f.Add("a\nb\nc\n", "a\nB\nc\nd\n")
+	f.Add("x\ny\nx\n", "y\nx\ny")
+	f.Add("", "x\n")
+	f.Fuzz(func(t *testing.T, before, after string) {
+		ga, gr := Count([]byte(before), []byte(after))
+		wa, wr := countOps([]byte(before), []byte(after))
+		if ga != wa || gr != wr {
+			t.Fatalf("Count +%d -%d, the diff +%d -%d", ga, gr, wa, wr)
+		}
+	})
+}
+
+// BenchmarkCount: the counts of a 10 KB file whose every line a command
+// rewrote, and of one with a line changed.
+func BenchmarkCount(b *testing.B) {
+	var lines []string
+	for i := range 140 {
+		lines = append(lines, fmt.Sprintf("line %d of a file of some length, written for the benchmark\n", i))
+	}
+	before := []byte(strings.Join(lines, ""))
+	every := []byte("x" + strings.ReplaceAll(strings.TrimSuffix(string(before), "\n"), "\n", "\nx") + "\n")
+	one := []byte(strings.Replace(string(before), "line 70 ", "LINE 70 ", 1))
+	for _, c := range []struct {
+		name  string
+		after []byte
+	}{{"every", every}, {"one", one}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				Count(before, c.after)
+			}
+		})
+		b.Run(c.name+"/by-the-diff", func(b *testing.B) {
+			for b.Loop() {
+				countOps(before, c.after)
+			}
+		})
+	}
+}
