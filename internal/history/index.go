@@ -115,9 +115,15 @@ func (x *Index) write(path string) error {
 	binary.LittleEndian.PutUint64(b[:], uint64(len(x.Entries)))
 	w.Write(b[:])
 	var rec []byte
+	var marks []tocMark
+	off := int64(len(indexMagic) + 8)
 	for i := range x.Entries {
+		if i%tocEvery == 0 {
+			marks = append(marks, tocMark{off: off, path: x.Entries[i].Path})
+		}
 		rec = appendEntry(rec[:0], &x.Entries[i])
 		w.Write(rec)
+		off += int64(len(rec))
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
@@ -142,6 +148,9 @@ func (x *Index) write(path string) error {
 	// kill here names the index before, and is not read.
 	_ = os.Remove(saidPath(path))
 	x.v, x.none = version{sum: [32]byte(sum)}, false
+	if err := writeTOC(path, [32]byte(sum), marks); err != nil {
+		_ = os.Remove(tocPath(path)) // the index is read whole
+	}
 	return nil
 }
 

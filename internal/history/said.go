@@ -157,64 +157,21 @@ func appendSaid(path string, sum [32]byte, said []saidEntry) (int64, error) {
 // errSaidFull: a said file would pass maxSaid.
 var errSaidFull = errors.New("the said file is full")
 
-// findEntries looks up paths in the index at path and its said file,
-// reading the index a block at a time and keeping only their entries: a
-// call that wrote a few files of a large tree does not parse its whole
-// index. found holds the entries of the paths there; ok is false where
-// there is no index, or none that checks.
+// findEntries looks up paths in the index at path and its said file: a
+// call that wrote a few files of a large tree reads the blocks of the index
+// its table of contents names for them, or, where it has none that
+// applies, reads the index a block at a time, checks it, and keeps only
+// their entries. found holds the entries of the paths there; ok is false
+// where there is no index, or none that checks.
 func findEntries(path string, paths []string) (found map[string]Entry, v version, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, v, false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, v, false
-	}
-	size := fi.Size()
-	if size < int64(len(indexMagic))+8+sha256.Size {
-		return nil, v, false
+	if found, v.sum, ok = findThroughTOC(path, paths); !ok {
+		if found, v.sum, ok = findWhole(path, paths); !ok {
+			return nil, version{}, false
+		}
 	}
 	want := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		want[p] = true
-	}
-	found = make(map[string]Entry, len(paths))
-	h := sha256.New()
-	// Each entry is looked at where it lies in the reader's buffer, which
-	// holds the longest (a path of 64 KiB).
-	r := bufio.NewReaderSize(io.TeeReader(io.LimitReader(f, size-sha256.Size), h), 128<<10)
-	head, err := r.Peek(len(indexMagic) + 8)
-	if err != nil || !bytes.Equal(head[:len(indexMagic)], indexMagic) {
-		return nil, v, false
-	}
-	n := binary.LittleEndian.Uint64(head[len(indexMagic):])
-	r.Discard(len(head))
-	if n > uint64(size)/(2+recLen) {
-		return nil, v, false
-	}
-	for range n {
-		b, err := r.Peek(2)
-		if err != nil {
-			return nil, v, false
-		}
-		l := 2 + int(binary.LittleEndian.Uint16(b)) + recLen
-		if b, err = r.Peek(l); err != nil {
-			return nil, v, false
-		}
-		if name := b[2 : l-recLen]; want[string(name)] {
-			e := Entry{Path: string(name)}
-			decodeRecord(&e, b[l-recLen:])
-			found[e.Path] = e
-		}
-		r.Discard(l)
-	}
-	if _, err := r.ReadByte(); err != io.EOF {
-		return nil, v, false // more than n entries
-	}
-	if _, err := f.ReadAt(v.sum[:], size-sha256.Size); err != nil || !bytes.Equal(h.Sum(nil), v.sum[:]) {
-		return nil, version{}, false
 	}
 	said, saidSize := readSaid(saidPath(path), v.sum)
 	for _, s := range said {
@@ -228,4 +185,64 @@ func findEntries(path string, paths []string) (found map[string]Entry, v version
 	}
 	v.said = saidSize
 	return found, v, true
+}
+
+// findWhole looks up paths in the index at path, read a block at a time
+// and checked whole, keeping only their entries; it returns the index's
+// sha256.
+func findWhole(path string, paths []string) (found map[string]Entry, sum [32]byte, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, sum, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, sum, false
+	}
+	size := fi.Size()
+	if size < int64(len(indexMagic))+8+sha256.Size {
+		return nil, sum, false
+	}
+	want := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		want[p] = true
+	}
+	found = make(map[string]Entry, len(paths))
+	h := sha256.New()
+	// Each entry is looked at where it lies in the reader's buffer, which
+	// holds the longest (a path of 64 KiB).
+	r := bufio.NewReaderSize(io.TeeReader(io.LimitReader(f, size-sha256.Size), h), 128<<10)
+	head, err := r.Peek(len(indexMagic) + 8)
+	if err != nil || !bytes.Equal(head[:len(indexMagic)], indexMagic) {
+		return nil, sum, false
+	}
+	n := binary.LittleEndian.Uint64(head[len(indexMagic):])
+	r.Discard(len(head))
+	if n > uint64(size)/(2+recLen) {
+		return nil, sum, false
+	}
+	for range n {
+		b, err := r.Peek(2)
+		if err != nil {
+			return nil, sum, false
+		}
+		l := 2 + int(binary.LittleEndian.Uint16(b)) + recLen
+		if b, err = r.Peek(l); err != nil {
+			return nil, sum, false
+		}
+		if name := b[2 : l-recLen]; want[string(name)] {
+			e := Entry{Path: string(name)}
+			decodeRecord(&e, b[l-recLen:])
+			found[e.Path] = e
+		}
+		r.Discard(l)
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		return nil, sum, false // more than n entries
+	}
+	if _, err := f.ReadAt(sum[:], size-sha256.Size); err != nil || !bytes.Equal(h.Sum(nil), sum[:]) {
+		return nil, [32]byte{}, false
+	}
+	return found, sum, true
 }
