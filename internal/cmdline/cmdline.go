@@ -143,12 +143,13 @@ func (ap Applet[A]) run(ctx context.Context, a *A, h Host) outcome.Outcome {
 			h.Keeps = hs.MaxFile
 		}
 	}
+	began := time.Now()
 	o := ap.Run(ctx, a, h)
 	switch {
 	case call != nil:
 		o = endHistory(ctx, call, ap.Tracks, o)
 	case ap.Tracks == Said:
-		o = saidHistory(ctx, ap.Name, h, o)
+		o = saidHistory(ctx, ap.Name, h, began, o)
 	}
 	if note != "" {
 		o = withLines(o, []string{note})

@@ -117,9 +117,9 @@ func on(h Host) (history.Settings, string) {
 }
 
 // saidHistory records what a call of an applet that says what it wrote
-// (write, edit, patch) wrote, in the tree of the first file it wrote
-// (history.TreeOfFile).
-func saidHistory(ctx context.Context, name string, h Host, o outcome.Outcome) outcome.Outcome {
+// (write, edit, patch), begun at began, wrote, in the tree of the first
+// file it wrote (history.TreeOfFile).
+func saidHistory(ctx context.Context, name string, h Host, began time.Time, o outcome.Outcome) outcome.Outcome {
 	if len(o.Wrote) == 0 || h.Settings == nil {
 		return o
 	}
@@ -138,17 +138,20 @@ func saidHistory(ctx context.Context, name string, h Host, o outcome.Outcome) ou
 	if tree == "" {
 		return o // a file of /tmp itself, say: nothing to say
 	}
-	c, err := history.Begin(ctx, name, tree, false, hs)
-	if err != nil {
-		return withLines(o, []string{"[history: " + err.Error() + "]"})
-	}
-	return endHistory(ctx, c, Said, o)
+	ch, err := history.Said(ctx, name, tree, hs, began, o.Wrote)
+	return tell(o, ch, err, Said)
 }
 
 // endHistory ends it: what the call changed goes into the outcome, as
 // "changes" and as lines of its text.
 func endHistory(ctx context.Context, c *history.Call, tracks Tracks, o outcome.Outcome) outcome.Outcome {
 	ch, err := c.End(ctx, o.Wrote)
+	return tell(o, ch, err, tracks)
+}
+
+// tell puts what a call changed (ch), or why history could not say it
+// (err), into its outcome.
+func tell(o outcome.Outcome, ch *outcome.Changes, err error, tracks Tracks) outcome.Outcome {
 	if err != nil {
 		return withLines(o, []string{"[history: " + err.Error() + "]"})
 	}

@@ -99,6 +99,52 @@ func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call
 	return c, nil
 }
 
+// Said records a call of an applet that says what it wrote (write, edit,
+// patch), once it has written, in one record: begun when the call began
+// (began, before it wrote: the directories it made on the way are born
+// after it) and ended now. It leaves no mark of a call in flight, as Begin
+// does for End: a kill between the two would find nothing to give the
+// call, which wrote before either. Where a call on the tree was cut short,
+// it is closed first, as Begin closes it.
+func Said(ctx context.Context, tool, tree string, s Settings, began time.Time, wrote []outcome.Wrote) (*outcome.Changes, error) {
+	if s.Mode == Off || s.Mode == "" {
+		return nil, errOff
+	}
+	h, err := open(s)
+	if err != nil {
+		return nil, err
+	}
+	running, interrupted := h.openCalls(tree)
+	if len(interrupted) > 0 {
+		h.close()
+		c, err := Begin(ctx, tool, tree, false, s)
+		if err != nil {
+			return nil, err
+		}
+		c.began = began
+		return c.End(ctx, wrote)
+	}
+	defer h.close()
+	n, err := h.nextCall()
+	if err != nil {
+		return nil, err
+	}
+	files, err := h.keepSaid(ctx, tree, nil, began, wrote)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.syncStore(); err != nil {
+		return nil, err
+	}
+	end := now()
+	r := record{Call: n, Tree: tree, Tool: tool, Begin: &began, End: &end, Files: files, During: running}
+	if err := h.appendRecord(r); err != nil {
+		return nil, err
+	}
+	h.setLast(tree, n)
+	return r.changes(), nil
+}
+
 // wholeEvery: a call's first scan walks the whole tree when it was last
 // walked whole longer ago than this, though its keeper watches it: what
 // inotify never says (a write through mmap, a change through a hard link

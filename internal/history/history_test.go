@@ -461,14 +461,15 @@ func TestUndoTo(t *testing.T) {
 }
 
 // TestSaid: write, edit and patch say what they wrote, with its bytes: no
-// scan, and the next scan does not find it again.
+// scan, and the next scan does not find it again. The directories a call
+// made on the way to a file are its, however long it took before history
+// was told: they were born after the call began.
 func TestSaid(t *testing.T) {
 	dir := newTree(t, map[string]string{"a": "one\n"})
 	p := filepath.Join(dir, "a")
-	c, err := Begin(context.Background(), "write", dir, false, settings())
-	must(t, err)
+	began := time.Now()
 	must(t, os.WriteFile(p, []byte("two\n"), 0o644))
-	ch, err := c.End(context.Background(), []outcome.Wrote{{Path: p, Before: []byte("one\n"), Existed: true, After: []byte("two\n"), Exists: true}})
+	ch, err := Said(context.Background(), "write", dir, settings(), began, []outcome.Wrote{{Path: p, Before: []byte("one\n"), Existed: true, After: []byte("two\n"), Exists: true}})
 	must(t, err)
 	if got := said(ch); !slices.Equal(got, []string{"M a"}) || !ch.Files[0].Restorable {
 		t.Fatalf("said %+v", ch.Files)
@@ -481,6 +482,23 @@ func TestSaid(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != "one\n" {
 		t.Fatalf("a is %q", b)
+	}
+
+	began = time.Now()
+	q := filepath.Join(dir, "n1/n2/b")
+	must(t, os.MkdirAll(filepath.Dir(q), 0o755))
+	must(t, os.WriteFile(q, []byte("b\n"), 0o644))
+	time.Sleep(3 * racyWindow) // a patch of many files, say
+	ch, err = Said(context.Background(), "patch", dir, settings(), began, []outcome.Wrote{{Path: q, After: []byte("b\n"), Exists: true}})
+	must(t, err)
+	if got := said(ch); !slices.Equal(got, []string{"A n1/n2/b"}) {
+		t.Fatalf("said %q", got)
+	}
+	if _, _, err := UndoCalls(context.Background(), UndoArgs{Call: ch.Call}, settings()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "n1")); err == nil {
+		t.Fatal("the directories the call made are there after its undo")
 	}
 }
 

@@ -50,10 +50,7 @@ func child(op []string) int {
 	case "said":
 		// A write, edit or patch: what it wrote said, not scanned.
 		seed, _ := strconv.Atoi(op[2])
-		c, err := Begin(ctx, "write", op[1], false, s)
-		if err != nil {
-			return 1
-		}
+		began := time.Now()
 		var wrote []outcome.Wrote
 		for i := range 3 {
 			p := filepath.Join(op[1], fmt.Sprintf("d%d/said%d.txt", i, seed%5))
@@ -65,7 +62,7 @@ func child(op []string) int {
 			}
 			wrote = append(wrote, outcome.Wrote{Path: p, Before: before, Existed: err == nil, After: after, Exists: true})
 		}
-		if _, err := c.End(ctx, wrote); err != nil {
+		if _, err := Said(ctx, "write", op[1], s, began, wrote); err != nil {
 			return 1
 		}
 	case "undo":

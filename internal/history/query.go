@@ -41,10 +41,11 @@ func (h *history) calls() (map[int64]*callState, []int64, error) {
 			byN[r.Call] = c
 			order = append(order, r.Call)
 		}
-		switch {
-		case r.Begin != nil:
+		// A said call's one record begins and ends it.
+		if r.Begin != nil {
 			c.tree, c.tool, c.began = named(r.Tree, r.RawTree), r.Tool, *r.Begin
-		case r.End != nil:
+		}
+		if r.End != nil {
 			c.ended, c.line, c.hasFiles, c.hasOutside, c.since, c.jobs = true, r.line, bool(r.Files), bool(r.Outside), r.Since, r.Jobs
 			c.interrupted, c.undid, c.git, c.during = r.Interrupted, r.Undid, r.Git, r.During
 			c.h = h
