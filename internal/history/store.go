@@ -11,9 +11,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -387,21 +389,68 @@ func (s *store) trim() {
 
 // get reads back the content of sum, checking its sha256.
 func (s *store) get(sum [32]byte) ([]byte, error) {
-	if err := s.ensure(); err != nil {
+	f, l, err := s.locate(sum)
+	if err != nil {
 		return nil, err
+	}
+	if s.zr == nil {
+		s.zr = flate.NewReader(bytes.NewReader(nil))
+	}
+	return inflate(f, l, sum, s.zr)
+}
+
+// getAll is the contents of sums, as get reads them, read side by side:
+// an undo of many files inflates and checks each. A content that cannot
+// be read back is nil, with its error.
+func (s *store) getAll(sums [][32]byte) ([][]byte, []error) {
+	out, errs := make([][]byte, len(sums)), make([]error, len(sums))
+	files, locs := make([]*os.File, len(sums)), make([]loc, len(sums))
+	for i, sum := range sums {
+		files[i], locs[i], errs[i] = s.locate(sum)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(sums)) {
+		wg.Go(func() {
+			zr := flate.NewReader(bytes.NewReader(nil))
+			for i := range next {
+				out[i], errs[i] = inflate(files[i], locs[i], sums[i], zr)
+			}
+		})
+	}
+	for i := range sums {
+		if errs[i] == nil {
+			next <- i
+		}
+	}
+	close(next)
+	wg.Wait()
+	return out, errs
+}
+
+// locate is the pack that holds sum's frame, open, and where in it.
+func (s *store) locate(sum [32]byte) (*os.File, loc, error) {
+	if err := s.ensure(); err != nil {
+		return nil, loc{}, err
 	}
 	l, ok := s.locs[sum]
 	if !ok {
-		return nil, errNotStored
+		return nil, loc{}, errNotStored
 	}
 	f := s.readers[l.pack]
 	if f == nil {
 		var err error
 		if f, err = os.Open(s.packPath(l.pack)); err != nil {
-			return nil, err
+			return nil, loc{}, err
 		}
 		s.readers[l.pack] = f
 	}
+	return f, l, nil
+}
+
+// inflate reads the frame at l in f back, through zr, and checks it is the
+// content of sum.
+func inflate(f *os.File, l loc, sum [32]byte, zr io.ReadCloser) ([]byte, error) {
 	frame := make([]byte, frameHeader+int(l.n))
 	if _, err := f.ReadAt(frame, l.off); err != nil {
 		return nil, fmt.Errorf("pack %d: %w", l.pack, err)
@@ -410,17 +459,14 @@ func (s *store) get(sum [32]byte) ([]byte, error) {
 		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, errCorrupt)
 	}
 	raw := int64(binary.LittleEndian.Uint32(frame[36:]))
-	// One inflater for every content (a new one costs its 32 KiB window),
+	// One inflater for many contents (a new one costs its 32 KiB window),
 	// into a buffer of the size the frame says, up to 64 MiB (a corrupt
 	// frame's size is not trusted further: the buffer grows as it reads).
-	src := bytes.NewReader(frame[frameHeader:])
-	if s.zr == nil {
-		s.zr = flate.NewReader(src)
-	} else if err := s.zr.(flate.Resetter).Reset(src, nil); err != nil {
+	if err := zr.(flate.Resetter).Reset(bytes.NewReader(frame[frameHeader:]), nil); err != nil {
 		return nil, err
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, min(raw, 64<<20)+bytes.MinRead))
-	_, err := buf.ReadFrom(io.LimitReader(s.zr, raw+1))
+	_, err := buf.ReadFrom(io.LimitReader(zr, raw+1))
 	out := buf.Bytes()
 	if err != nil || int64(len(out)) != raw || sha256.Sum256(out) != sum {
 		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, errCorrupt)

@@ -388,3 +388,43 @@ func FuzzSaid(f *testing.F) {
 		}
 	})
 }
+
+// TestGetAll: contents read side by side are what get reads one by one,
+// across packs; one not stored, or whose frame is corrupt, is an error of
+// its own and leaves the others whole.
+func TestGetAll(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(dir, 1<<30)
+	must(t, err)
+	var sums [][32]byte
+	var want [][]byte
+	for i := range 40 {
+		if i == 20 {
+			nextPack(t, s)
+		}
+		data := []byte(strings.Repeat(fmt.Sprintf("content %d\n", i), i))
+		sum, err := keepIn(s, data)
+		must(t, err)
+		sums, want = append(sums, sum), append(want, data)
+	}
+	must(t, s.sync())
+	sums, want = append(sums, hashOf([]byte("never kept"))), append(want, nil)
+	// A byte of the frame of content 7 changed.
+	l := s.locs[sums[7]]
+	f, err := os.OpenFile(s.packPath(l.pack), os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteAt([]byte{0xff}, l.off+frameHeader+1)
+	must(t, err)
+	must(t, f.Close())
+	want[7] = nil
+	got, errs := s.getAll(sums)
+	for i := range sums {
+		one, oneErr := s.get(sums[i])
+		switch {
+		case want[i] == nil && (errs[i] == nil || oneErr == nil):
+			t.Fatalf("content %d read back: %v, %v", i, errs[i], oneErr)
+		case want[i] != nil && (errs[i] != nil || !bytes.Equal(got[i], want[i]) || !bytes.Equal(one, want[i])):
+			t.Fatalf("content %d: %v %v", i, errs[i], oneErr)
+		}
+	}
+}
