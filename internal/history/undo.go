@@ -131,40 +131,7 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 		return res, nil, err
 	}
 	defer r.Close()
-	// Each path as it is now, and the content it gets back, read and
-	// checked side by side: an undo of 1,000 files reads, inflates and
-	// hashes 2,000 contents.
-	nows := make([]onDisk, len(steps))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0), len(steps)) {
-		wg.Go(func() {
-			for i := range next {
-				d := &nows[i]
-				d.b, d.sum, d.mode, d.there = current(r, steps[i].path)
-			}
-		})
-	}
-	for i := range steps {
-		next <- i
-	}
-	close(next)
-	var want [][32]byte
-	wantAt := map[string]int{}
-	for _, st := range steps {
-		if sum, ok := parseSum(st.toSum); ok && !st.toAbsent && st.kept {
-			if _, dup := wantAt[st.toSum]; !dup {
-				wantAt[st.toSum] = len(want)
-				want = append(want, sum)
-			}
-		}
-	}
-	var got [][]byte
-	var gotErr []error
-	if h.store != nil {
-		got, gotErr = h.store.getAll(want)
-	}
-	wg.Wait()
+	nows, contents := onDiskAll(r, steps), h.contentsOf(steps)
 	var changes []replace.Change
 	var wrote []outcome.Wrote
 	for i, st := range steps {
@@ -210,11 +177,7 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 		}
 		w := outcome.Wrote{Path: filepath.Join(tree, st.path), Before: cur, Existed: there}
 		if !st.toAbsent {
-			var content []byte
-			k, ok := wantAt[st.toSum]
-			if ok && h.store != nil {
-				content, ok = got[k], gotErr[k] == nil
-			}
+			content, ok := contents[st.toSum]
 			if !ok {
 				us.Why = "its kept content does not read back (the store is corrupt)"
 				res.NotKept = append(res.NotKept, us)
@@ -267,6 +230,54 @@ type onDisk struct {
 	sum   string
 	mode  uint32
 	there bool
+}
+
+// onDiskAll is each step's path as it is now, read and hashed side by
+// side: an undo of 1,000 files reads and hashes each.
+func onDiskAll(r *root.Root, steps []step) []onDisk {
+	nows := make([]onDisk, len(steps))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), len(steps)) {
+		wg.Go(func() {
+			for i := range next {
+				d := &nows[i]
+				d.b, d.sum, d.mode, d.there = current(r, steps[i].path)
+			}
+		})
+	}
+	for i := range steps {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return nows
+}
+
+// contentsOf is the contents the steps give back, by their sha256 in hex,
+// read back and checked (store.getAll); one that does not read back is
+// not there.
+func (h *history) contentsOf(steps []step) map[string][]byte {
+	var want [][32]byte
+	var hexes []string
+	seen := map[string]bool{}
+	for _, st := range steps {
+		if sum, ok := parseSum(st.toSum); ok && !st.toAbsent && st.kept && !seen[st.toSum] {
+			seen[st.toSum] = true
+			want, hexes = append(want, sum), append(hexes, st.toSum)
+		}
+	}
+	out := map[string][]byte{}
+	if h.store == nil {
+		return out
+	}
+	got, errs := h.store.getAll(want)
+	for i, b := range got {
+		if errs[i] == nil {
+			out[hexes[i]] = b
+		}
+	}
+	return out
 }
 
 // plan is, for each path the calls changed, what it must hold now and
