@@ -99,7 +99,11 @@ func (ap Applet[A]) beginHistory(ctx context.Context, a *A, h Host) (*history.Ca
 		return nil, ""
 	}
 	c, err := history.Begin(ctx, ap.Name, tree, ap.Tracks == Scanned, hs)
-	if err != nil {
+	switch {
+	case err != nil && c == nil:
+		return nil, off(err)
+	case err != nil:
+		// Begun, its scan cut short: its end still says what it finds.
 		return c, "[history: " + err.Error() + "]"
 	}
 	return c, ""
@@ -153,7 +157,7 @@ func endHistory(ctx context.Context, c *history.Call, tracks Tracks, o outcome.O
 // (err), into its outcome.
 func tell(o outcome.Outcome, ch *outcome.Changes, err error, tracks Tracks) outcome.Outcome {
 	if err != nil {
-		return withLines(o, []string{"[history: " + err.Error() + "]"})
+		return withLines(o, []string{off(err)})
 	}
 	o.Changes = ch
 	if o.Kind != outcome.Done {
@@ -193,3 +197,8 @@ func beforeLast(s, add string) string {
 	i := strings.LastIndexByte(body, '\n') + 1
 	return s[:i] + add + s[i:]
 }
+
+// off is the line that says history is off for a call, because of err:
+// it could not be kept (its store's file system full or read-only, say),
+// and the call went on without it.
+func off(err error) string { return "[history is off for this call: " + err.Error() + "]" }

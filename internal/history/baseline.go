@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"crypto/sha256"
 	"io"
 	"os"
 	"syscall"
@@ -18,7 +19,7 @@ const baselineBatch = 500
 // captures them instead (the call goes on at once, and what it changes
 // before a file is captured is not restorable yet).
 func (c *Call) baseline(ctx context.Context, h *history) {
-	if h.store == nil || c.s.Keeper {
+	if c.s.Keeper {
 		return
 	}
 	idx, err := readIndex(h.indexPath(c.tree))
@@ -31,8 +32,11 @@ func (c *Call) baseline(ctx context.Context, h *history) {
 }
 
 // capture keeps the contents of up to n entries of idx that are not kept,
-// each read only if its stat is still the entry's, and marks them; it
-// returns how many it marked.
+// and hashes those it does not keep (with --history report, or larger than
+// --history-max-file) whose sha256 is not known: a changed stat is then
+// confirmed by hash, as for the others, where such a file was said
+// changed by a touch. Each is read only if its stat is still the entry's.
+// It returns how many entries it marked.
 func (h *history) capture(ctx context.Context, tree string, idx *Index, n int) int {
 	r, err := os.OpenRoot(tree)
 	if err != nil {
@@ -45,22 +49,53 @@ func (h *history) capture(ctx context.Context, tree string, idx *Index, n int) i
 		if n == 0 || ctx.Err() != nil {
 			break
 		}
-		if e.Flags&(Stored|Heavy) != 0 || e.isDir() || e.isReg() && e.Size > h.s.MaxFile {
+		keep := h.store != nil && (e.isLink() || e.isReg() && e.Size <= h.s.MaxFile)
+		switch {
+		case e.Flags&(Stored|Heavy) != 0 || e.isDir():
+			continue
+		case keep:
+			content, ok := readEntry(r, e)
+			if !ok {
+				continue
+			}
+			sum := hashOf(content)
+			if err := h.store.put(content, sum); err != nil {
+				return marked
+			}
+			e.Sum, e.Flags = sum, e.Flags|Stored
+		case e.Sum == [32]byte{} && (e.isLink() || e.isReg() && e.Size <= maxHash):
+			sum, ok := sumEntry(r, e)
+			if !ok {
+				continue
+			}
+			e.Sum = sum
+		default:
 			continue
 		}
-		content, ok := readEntry(r, e)
-		if !ok {
-			continue
-		}
-		sum := hashOf(content)
-		if err := h.store.put(content, sum); err != nil {
-			break
-		}
-		e.Sum, e.Flags = sum, e.Flags|Stored
 		marked++
 		n--
 	}
 	return marked
+}
+
+// sumEntry is the sha256 of what e holds, if its stat is still e's, read a
+// block at a time.
+func sumEntry(r *os.Root, e *Entry) ([32]byte, bool) {
+	if e.isLink() {
+		b, ok := readEntry(r, e)
+		return hashOf(b), ok
+	}
+	f, ok := openEntry(r, e)
+	if !ok {
+		return [32]byte{}, false
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, e.Size+1))
+	if err != nil || n != e.Size {
+		return [32]byte{}, false
+	}
+	return [32]byte(h.Sum(nil)), true
 }
 
 // readEntry reads what e holds, if its stat is still e's: a file's bytes,
@@ -70,15 +105,25 @@ func readEntry(r *os.Root, e *Entry) ([]byte, bool) {
 		t, err := r.Readlink(e.Path)
 		return []byte(t), err == nil
 	}
+	f, ok := openEntry(r, e)
+	if !ok {
+		return nil, false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, e.Size+1))
+	return b, err == nil && int64(len(b)) == e.Size
+}
+
+// openEntry opens the file of e, if its stat is still e's.
+func openEntry(r *os.Root, e *Entry) (*os.File, bool) {
 	f, err := r.OpenFile(e.Path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, false
 	}
-	defer f.Close()
 	var st unix.Stat_t
 	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode != e.Mode || st.Size != e.Size || st.Mtim.Nano() != e.Mtime || st.Ino != e.Ino {
+		f.Close()
 		return nil, false
 	}
-	b, err := io.ReadAll(io.LimitReader(f, e.Size+1))
-	return b, err == nil && int64(len(b)) == e.Size
+	return f, true
 }

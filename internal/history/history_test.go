@@ -786,3 +786,40 @@ func TestLogRead(t *testing.T) {
 		t.Fatalf("call 3: %+v", c3)
 	}
 }
+
+// TestHashedNotKept: a file whose content history does not keep (with
+// --history report, or larger than --history-max-file) is hashed all the
+// same, so that a touch, or a file made in the clock tick before the first
+// call, is no change: they were said modified, their content unknown.
+func TestHashedNotKept(t *testing.T) {
+	report := settings()
+	report.Mode = Report
+	small := settings()
+	small.MaxFile = 4
+	keeper := keeping()
+	keeper.Mode = Report
+	for name, s := range map[string]Settings{"report": report, "too large to keep": small, "report, with a keeper": keeper} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
+			dir := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("some text\n"), 0o644))
+			// Made just now: racy for the first call's scans, hashed by its
+			// first (the keeper's baseline comes later).
+			if ch := callWith(t, dir, s, func() {}); len(ch.Files) > 0 {
+				t.Fatalf("the first call said %q", said(ch))
+			}
+			if s.Keeper {
+				t.Cleanup(func() { stopKeeper(t, dir) })
+				waitKeeper(t, dir, s)
+			}
+			later := time.Now().Add(time.Hour)
+			if ch := callWith(t, dir, s, func() { must(t, os.Chtimes(filepath.Join(dir, "a.txt"), later, later)) }); len(ch.Files) > 0 {
+				t.Fatalf("a touch said %q", said(ch))
+			}
+			ch := callWith(t, dir, s, func() { must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("other text\n"), 0o644)) })
+			if got := said(ch); !slices.Equal(got, []string{"M a.txt"}) || ch.Files[0].Restorable {
+				t.Fatalf("a rewrite said %q", got)
+			}
+		})
+	}
+}

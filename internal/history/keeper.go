@@ -258,9 +258,9 @@ func (k *keeper) capture() bool {
 			return false
 		}
 		idx, err := readIndex(h.indexPath(k.tree))
-		if err != nil || idx.none || h.store == nil {
+		if err != nil || idx.none {
 			h.close()
-			return err == nil && h.store == nil // nothing to keep with --history report
+			return false
 		}
 		n := h.capture(context.Background(), k.tree, idx, baselineBatch)
 		if n > 0 {
