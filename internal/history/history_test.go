@@ -823,3 +823,92 @@ func TestHashedNotKept(t *testing.T) {
 		})
 	}
 }
+
+// TestDuring: two calls on one tree at once (parallel MCP calls): what
+// the scans find goes to the call that ended first, said to have run
+// during the other; the other says nothing of it again.
+func TestDuring(t *testing.T) {
+	dir := newTree(t, map[string]string{"a": "1\n"})
+	ctx := context.Background()
+	first, err := Begin(ctx, "shell", dir, true, settings())
+	must(t, err)
+	second, err := Begin(ctx, "shell", dir, true, settings())
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dir, "a"), []byte("2\n"), 0o644))
+	ch, err := second.End(ctx, nil)
+	must(t, err)
+	if got := said(ch); !slices.Equal(got, []string{"M a"}) || !slices.Equal(ch.During, []int64{first.N}) {
+		t.Fatalf("the second said %q, during %v", got, ch.During)
+	}
+	if l := Lines(ch, false); len(l) != 1 || !strings.HasSuffix(l[0], fmt.Sprintf(" · call %d, during call %d]", second.N, first.N)) {
+		t.Fatalf("lines %q", l)
+	}
+	ch, err = first.End(ctx, nil)
+	must(t, err)
+	if len(ch.Files) > 0 || ch.Outside != nil || len(ch.During) > 0 {
+		t.Fatalf("the first said %q, outside %+v, during %v", said(ch), ch.Outside, ch.During)
+	}
+}
+
+// TestWritingWhileScanned: a file a command still writes while the scan
+// after it reads it is said changed, with no content that is not what the
+// file held, and the next scan looks at it again (Racy): nothing is lost
+// and nothing said that did not happen.
+func TestWritingWhileScanned(t *testing.T) {
+	dir := newTree(t, map[string]string{"a": "start\n"})
+	p := filepath.Join(dir, "a")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	ch := call(t, dir, func() {
+		go func() {
+			defer close(done)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line %d\n", i), 1+i%50)), 0o644)
+			}
+		}()
+		time.Sleep(20 * time.Millisecond)
+	})
+	close(stop)
+	<-done
+	if got := said(ch); len(got) > 1 || len(got) == 1 && got[0] != "M a" {
+		t.Fatalf("said %q", got)
+	}
+	final, err := os.ReadFile(p)
+	must(t, err)
+	// Once the writing stopped, the next call finds the file as it is (a
+	// change outside the calls: the writing went on after the call), or
+	// nothing; the call after it nothing.
+	next := call(t, dir, func() {})
+	if len(next.Files) > 0 {
+		t.Fatalf("the next call said %q", said(next))
+	}
+	again := call(t, dir, func() {})
+	if len(again.Files) > 0 || again.Outside != nil {
+		t.Fatalf("a call after it said %q", said(again))
+	}
+	// The last record of a, the calls' or outside them, names what it
+	// holds now: a content read mid-write (empty, after the truncation) is
+	// one it held, and the next scan looked at it again.
+	h, err := open(settings())
+	must(t, err)
+	defer h.close()
+	byN, order, err := h.calls()
+	must(t, err)
+	want := fmt.Sprintf("%x", hashOf(final))
+	for _, n := range slices.Backward(order) {
+		for _, f := range slices.Concat(byN[n].files(), byN[n].outside()) { // its own changes came after
+			if f.Path == "a" && f.Post != "" {
+				if f.Post != want {
+					t.Fatalf("call %d says a holds %s, it holds %s", n, f.Post, want)
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("no record names a")
+}
