@@ -660,7 +660,7 @@ func changed(frs []fileRecord) []outcome.ChangedFile {
 		if f.Dir {
 			path += "/"
 		}
-		cf := outcome.ChangedFile{Path: path, Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.restorable(), Why: f.Why}
+		cf := outcome.ChangedFile{Path: path, RawPath: asBytes(path), Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.restorable(), Why: f.Why}
 		out = append(out, cf)
 	}
 	return out

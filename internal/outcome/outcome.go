@@ -339,7 +339,10 @@ type Changes struct {
 
 // ChangedFile is one path a call changed.
 type ChangedFile struct {
-	Path    string `json:"path"`
+	Path string `json:"path"`
+	// RawPath is Path's bytes (base64 in JSON), where they are not UTF-8:
+	// JSON holds UTF-8 only, and Path has U+FFFD where they were not.
+	RawPath []byte `json:"raw_path,omitempty"`
 	Status  string `json:"status"` // "A" added, "M" modified, "D" deleted
 	Added   *int   `json:"added,omitempty"`
 	Removed *int   `json:"removed,omitempty"`
