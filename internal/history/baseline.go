@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"io"
+	"math"
 	"os"
 	"syscall"
 
@@ -11,8 +12,12 @@ import (
 )
 
 // baselineBatch is how many contents a background capture reads between
-// two updates of the index.
-const baselineBatch = 500
+// two updates of the index, and baselineBytes how many bytes at most: the
+// lock is held meanwhile, and files hashed, not kept, weigh up to 64 MiB.
+const (
+	baselineBatch = 500
+	baselineBytes = 64 << 20
+)
 
 // baseline captures the contents of the tree's entries that are not kept
 // yet, here, under the lock the caller holds: with a keeper, the keeper
@@ -26,7 +31,7 @@ func (c *Call) baseline(ctx context.Context, h *history) {
 	if err != nil {
 		return
 	}
-	if h.capture(ctx, c.tree, idx, len(idx.Entries)) > 0 {
+	if h.capture(ctx, c.tree, idx, len(idx.Entries), math.MaxInt64) > 0 {
 		_ = idx.write(h.indexPath(c.tree))
 	}
 }
@@ -36,8 +41,9 @@ func (c *Call) baseline(ctx context.Context, h *history) {
 // --history-max-file) whose sha256 is not known: a changed stat is then
 // confirmed by hash, as for the others, where such a file was said
 // changed by a touch. Each is read only if its stat is still the entry's.
-// It returns how many entries it marked.
-func (h *history) capture(ctx context.Context, tree string, idx *Index, n int) int {
+// It stops once it has read upTo bytes; it returns how many entries it
+// marked.
+func (h *history) capture(ctx context.Context, tree string, idx *Index, n int, upTo int64) int {
 	r, err := os.OpenRoot(tree)
 	if err != nil {
 		return 0
@@ -46,7 +52,7 @@ func (h *history) capture(ctx context.Context, tree string, idx *Index, n int) i
 	marked := 0
 	for i := range idx.Entries {
 		e := &idx.Entries[i]
-		if n == 0 || ctx.Err() != nil {
+		if n == 0 || upTo <= 0 || ctx.Err() != nil {
 			break
 		}
 		keep := h.store != nil && (e.isLink() || e.isReg() && e.Size <= h.s.MaxFile)
@@ -74,6 +80,7 @@ func (h *history) capture(ctx context.Context, tree string, idx *Index, n int) i
 		}
 		marked++
 		n--
+		upTo -= e.Size
 	}
 	return marked
 }

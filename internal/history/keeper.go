@@ -262,7 +262,7 @@ func (k *keeper) capture() bool {
 			h.close()
 			return false
 		}
-		n := h.capture(context.Background(), k.tree, idx, baselineBatch)
+		n := h.capture(context.Background(), k.tree, idx, baselineBatch, baselineBytes)
 		if n > 0 {
 			err = idx.write(h.indexPath(k.tree))
 		}
