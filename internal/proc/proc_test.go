@@ -273,3 +273,30 @@ func TestEpollFor(t *testing.T) {
 		t.Fatal("an epoll for reading the pipe is not seen")
 	}
 }
+
+// TestReaperLeavesOwnGroup: a child started with os/exec alone, in this
+// process's group, keeps its status for its Wait while the reaper runs:
+// the reaper took it, and Wait failed with "no child processes" (a test's
+// git beside a history keeper started through Start).
+func TestReaperLeavesOwnGroup(t *testing.T) {
+	startReaper()
+	cmd := exec.Command("/bin/sh", "-c", "exit 3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if info, ok := readStat(cmd.Process.Pid, make([]byte, 512)); !ok || info.State == 'Z' {
+			break // a zombie, or collected already
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child did not end")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	reapOrphans()
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+		t.Fatalf("Wait: %v", err)
+	}
+}

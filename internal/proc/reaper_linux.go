@@ -80,11 +80,17 @@ func startReaper() {
 // reapOrphans collects every zombie child that os/exec is not waiting for.
 // It looks without the lock and takes it only to check and collect one: Start
 // registers a child before it lets go of the lock, so a child seen here and
-// found unregistered under the lock is not one os/exec waits for.
+// found unregistered under the lock is not one os/exec waits for. A child
+// in this process's own group is left alone: the orphans are the commands'
+// descendants, each command in a group of its own, and a child os/exec
+// started without Start (a test's git, say) is in this one, its status
+// its caller's (taken by the reaper, its caller's Wait failed with "no
+// child processes").
 func reapOrphans() {
+	own := syscall.Getpgrp()
 	for _, pid := range children() {
 		info, ok := readStat(pid, make([]byte, 512))
-		if !ok || info.State != 'Z' {
+		if !ok || info.State != 'Z' || info.PGID == own {
 			continue
 		}
 		reaper.Lock()
