@@ -7,7 +7,7 @@ package diff
 import (
 	"bytes"
 	"fmt"
-	"slices"
+	"hash/maphash"
 	"strings"
 
 	"toolkit/internal/match"
@@ -365,16 +365,18 @@ func cutLine(line string, at int) string {
 // edit script only its length is needed, and a line that one side lacks is
 // in every such script, so the search runs over the lines both sides have.
 // A command that rewrote every line of a file (sed -i) costs a pass over
-// them, where the script's search costs their number squared.
+// them, where the script's search costs their number squared. The lines
+// are compared as the bytes they are, line end included, which tells a
+// last line without one apart as the diff's marker does.
 func Count(before, after []byte) (added, removed int) {
 	aw, bw, _ := window(before, after)
-	a, b := split(aw), split(bw)
+	a, b := linesOf(aw), linesOf(bw)
 	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+	for pre < len(a) && pre < len(b) && bytes.Equal(a[pre], b[pre]) {
 		pre++
 	}
 	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+	for suf < len(a)-pre && suf < len(b)-pre && bytes.Equal(a[len(a)-1-suf], b[len(b)-1-suf]) {
 		suf++
 	}
 	a, b = a[pre:len(a)-suf], b[pre:len(b)-suf]
@@ -382,17 +384,24 @@ func Count(before, after []byte) (added, removed int) {
 	if n == 0 || m == 0 || !near(n, m) {
 		return m, n // as myers shows it: every line replaced
 	}
-	inA, inB := make(map[string]bool, n), make(map[string]bool, m)
-	for _, l := range a {
-		inA[l] = true
+	// Each side's lines by their hash: one whose hash the other side lacks
+	// is set aside (a collision keeps a line, which costs the search a
+	// little and changes no count).
+	seed := maphash.MakeSeed()
+	ha, hb := make([]uint64, n), make([]uint64, m)
+	inA, inB := make(map[uint64]bool, n), make(map[uint64]bool, m)
+	for i, l := range a {
+		ha[i] = maphash.Bytes(seed, l)
+		inA[ha[i]] = true
 	}
-	for _, l := range b {
-		inB[l] = true
+	for i, l := range b {
+		hb[i] = maphash.Bytes(seed, l)
+		inB[hb[i]] = true
 	}
-	a = slices.DeleteFunc(a, func(l string) bool { return !inB[l] })
-	b = slices.DeleteFunc(b, func(l string) bool { return !inA[l] })
+	a, ha = shared(a, ha, inB)
+	b, hb = shared(b, hb, inA)
 	alone := n - len(a) + m - len(b)
-	d, ok := distance(a, b, maxEdits-alone)
+	d, ok := distance(a, b, ha, hb, maxEdits-alone)
 	if !ok {
 		return m, n // past maxEdits: shown replaced
 	}
@@ -400,9 +409,31 @@ func Count(before, after []byte) (added, removed int) {
 	return m - common, n - common
 }
 
-// distance is the length of a shortest edit script from a to b, if it is
-// at most limit (Myers's search, its furthest points alone).
-func distance(a, b []string, limit int) (int, bool) {
+// linesOf is text's lines, each with its line end.
+func linesOf(text []byte) [][]byte {
+	lines := bytes.SplitAfter(text, nl)
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// shared is the lines whose hashes are in other, with their hashes.
+func shared(lines [][]byte, hashes []uint64, other map[uint64]bool) ([][]byte, []uint64) {
+	k := 0
+	for i := range lines {
+		if other[hashes[i]] {
+			lines[k], hashes[k] = lines[i], hashes[i]
+			k++
+		}
+	}
+	return lines[:k], hashes[:k]
+}
+
+// distance is the length of a shortest edit script from a to b, whose
+// lines hash to ha and hb, if it is at most limit (Myers's search, its
+// furthest points alone).
+func distance(a, b [][]byte, ha, hb []uint64, limit int) (int, bool) {
 	n, m := len(a), len(b)
 	limit = min(limit, n+m)
 	if limit < 0 {
@@ -419,7 +450,7 @@ func distance(a, b []string, limit int) (int, bool) {
 				x = v[o+k-1] + 1
 			}
 			y := x - k
-			for x < n && y < m && a[x] == b[y] {
+			for x < n && y < m && ha[x] == hb[y] && bytes.Equal(a[x], b[y]) {
 				x, y = x+1, y+1
 			}
 			v[o+k] = x
