@@ -408,24 +408,36 @@ func (s *store) getAll(sums [][32]byte) ([][]byte, []error) {
 	for i, sum := range sums {
 		files[i], locs[i], errs[i] = s.locate(sum)
 	}
+	sideBySide(len(sums), func() func(int) {
+		zr := flate.NewReader(bytes.NewReader(nil))
+		return func(i int) {
+			if errs[i] == nil {
+				out[i], errs[i] = inflate(files[i], locs[i], sums[i], zr)
+			}
+		}
+	})
+	return out, errs
+}
+
+// sideBySide runs each(i) for every i below n, on as many goroutines as
+// there are CPUs to run them; worker makes each goroutine's each (with an
+// inflater of its own, say).
+func sideBySide(n int, worker func() func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(sums)) {
+	for range min(runtime.GOMAXPROCS(0), n) {
+		each := worker()
 		wg.Go(func() {
-			zr := flate.NewReader(bytes.NewReader(nil))
 			for i := range next {
-				out[i], errs[i] = inflate(files[i], locs[i], sums[i], zr)
+				each(i)
 			}
 		})
 	}
-	for i := range sums {
-		if errs[i] == nil {
-			next <- i
-		}
+	for i := range n {
+		next <- i
 	}
 	close(next)
 	wg.Wait()
-	return out, errs
 }
 
 // locate is the pack that holds sum's frame, open, and where in it.

@@ -8,10 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -188,16 +186,7 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 				ch.Content = []byte{}
 			}
 			ch.Link = st.toMode&typeMask == typeLink
-			ch.Like = replace.Like{Mode: os.FileMode(st.toMode & 0o777)}
-			if m := st.toMode; m&unix.S_ISUID != 0 {
-				ch.Like.Mode |= os.ModeSetuid
-			}
-			if m := st.toMode; m&unix.S_ISGID != 0 {
-				ch.Like.Mode |= os.ModeSetgid
-			}
-			if m := st.toMode; m&unix.S_ISVTX != 0 {
-				ch.Like.Mode |= os.ModeSticky
-			}
+			ch.Like = replace.Like{Mode: fileMode(st.toMode)}
 			w.After, w.Exists = content, true
 		}
 		changes = append(changes, ch)
@@ -236,21 +225,12 @@ type onDisk struct {
 // side: an undo of 1,000 files reads and hashes each.
 func onDiskAll(r *root.Root, steps []step) []onDisk {
 	nows := make([]onDisk, len(steps))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0), len(steps)) {
-		wg.Go(func() {
-			for i := range next {
-				d := &nows[i]
-				d.b, d.sum, d.mode, d.there = current(r, steps[i].path)
-			}
-		})
-	}
-	for i := range steps {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	sideBySide(len(steps), func() func(int) {
+		return func(i int) {
+			d := &nows[i]
+			d.b, d.sum, d.mode, d.there = current(r, steps[i].path)
+		}
+	})
 	return nows
 }
 
@@ -335,6 +315,22 @@ func current(r *root.Root, path string) ([]byte, string, uint32, bool) {
 	}
 	sum := hashOf(b)
 	return b, hex.EncodeToString(sum[:]), mode, true
+}
+
+// fileMode is a st_mode's permissions, setuid, setgid and sticky bits, as
+// os has them.
+func fileMode(m uint32) os.FileMode {
+	mode := os.FileMode(m & 0o777)
+	if m&unix.S_ISUID != 0 {
+		mode |= os.ModeSetuid
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= os.ModeSetgid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= os.ModeSticky
+	}
+	return mode
 }
 
 // modeMask keeps a mode's type and permissions.
