@@ -164,14 +164,14 @@ var errSaidFull = errors.New("the said file is full")
 // their entries. found holds the entries of the paths there; ok is false
 // where there is no index, or none that checks.
 func findEntries(path string, paths []string) (found map[string]Entry, v version, ok bool) {
-	if found, v.sum, ok = findThroughTOC(path, paths); !ok {
-		if found, v.sum, ok = findWhole(path, paths); !ok {
-			return nil, version{}, false
-		}
-	}
 	want := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		want[p] = true
+	}
+	if found, v.sum, ok = findThroughTOC(path, want); !ok {
+		if found, v.sum, ok = findWhole(path, want); !ok {
+			return nil, version{}, false
+		}
 	}
 	said, saidSize := readSaid(saidPath(path), v.sum)
 	for _, s := range said {
@@ -187,10 +187,10 @@ func findEntries(path string, paths []string) (found map[string]Entry, v version
 	return found, v, true
 }
 
-// findWhole looks up paths in the index at path, read a block at a time
-// and checked whole, keeping only their entries; it returns the index's
-// sha256.
-func findWhole(path string, paths []string) (found map[string]Entry, sum [32]byte, ok bool) {
+// findWhole looks up the paths in want in the index at path, read a block
+// at a time and checked whole, keeping only their entries; it returns the
+// index's sha256.
+func findWhole(path string, want map[string]bool) (found map[string]Entry, sum [32]byte, ok bool) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, sum, false
@@ -204,11 +204,7 @@ func findWhole(path string, paths []string) (found map[string]Entry, sum [32]byt
 	if size < int64(len(indexMagic))+8+sha256.Size {
 		return nil, sum, false
 	}
-	want := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		want[p] = true
-	}
-	found = make(map[string]Entry, len(paths))
+	found = make(map[string]Entry, len(want))
 	h := sha256.New()
 	// Each entry is looked at where it lies in the reader's buffer, which
 	// holds the longest (a path of 64 KiB).

@@ -113,11 +113,11 @@ func parseTOC(b []byte) (toc, bool) {
 	return t, true
 }
 
-// findThroughTOC looks up paths in the index at index through its table,
-// reading only the blocks that may hold them. It returns the entries found
-// and the index's sha256; false where the table is missing, does not check
-// or was made for another index (read it whole then).
-func findThroughTOC(index string, paths []string) (map[string]Entry, [32]byte, bool) {
+// findThroughTOC looks up the paths in want in the index at index through
+// its table, reading only the blocks that may hold them. It returns the
+// entries found and the index's sha256; false where the table is missing,
+// does not check or was made for another index (read it whole then).
+func findThroughTOC(index string, want map[string]bool) (map[string]Entry, [32]byte, bool) {
 	var none [32]byte
 	b, err := os.ReadFile(tocPath(index))
 	if err != nil {
@@ -144,13 +144,9 @@ func findThroughTOC(index string, paths []string) (map[string]Entry, [32]byte, b
 	if _, err := f.ReadAt(sum[:], end); err != nil || sum != t.sum {
 		return nil, none, false
 	}
-	want := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		want[p] = true
-	}
 	found := map[string]Entry{}
 	blocks := map[int]bool{}
-	for _, p := range paths {
+	for p := range want {
 		// The last mark at or before p begins the block that would hold it.
 		i, at := slices.BinarySearchFunc(t.marks, p, func(m tocMark, p string) int { return strings.Compare(m.path, p) })
 		if !at {

@@ -28,6 +28,15 @@ func tocIndex(t testing.TB, p string, n int) *Index {
 	return x
 }
 
+// setOf is paths as a set, as findEntries asks for them.
+func setOf(paths []string) map[string]bool {
+	set := map[string]bool{}
+	for _, p := range paths {
+		set[p] = true
+	}
+	return set
+}
+
 func cmpPath(a, b string) int {
 	switch {
 	case a < b:
@@ -54,7 +63,7 @@ func TestTOC(t *testing.T) {
 	asked = append(asked, "", "0", "a/a", "a/c", "d3/s1", "d9/x", "zz", "d0/s0/f0000x")
 	check := func(how string) {
 		t.Helper()
-		found, sum, ok := findThroughTOC(p, asked)
+		found, sum, ok := findThroughTOC(p, setOf(asked))
 		if !ok || sum != x.v.sum {
 			t.Fatalf("%s: not found through the table (%v)", how, ok)
 		}
@@ -67,7 +76,7 @@ func TestTOC(t *testing.T) {
 			}
 		}
 		for _, one := range []string{"d4/s2/f0998", "a/b", "a0", "zz"} {
-			found, _, ok := findThroughTOC(p, []string{one})
+			found, _, ok := findThroughTOC(p, setOf([]string{one}))
 			if want := x.find(one); !ok || len(found) != map[bool]int{true: 1}[want != nil] || want != nil && found[one] != *want {
 				t.Fatalf("%s: %q alone: %+v %v", how, one, found, ok)
 			}
@@ -90,7 +99,7 @@ func TestTOC(t *testing.T) {
 	_, err = f.WriteAt(b, 0)
 	must(t, err)
 	must(t, f.Close())
-	if _, _, ok := findThroughTOC(p, asked); ok {
+	if _, _, ok := findThroughTOC(p, setOf(asked)); ok {
 		t.Fatal("an index changed since its table was used through it")
 	}
 	if _, _, ok := findEntries(p, asked); ok {
@@ -103,7 +112,7 @@ func TestTOC(t *testing.T) {
 	must(t, err)
 	y := tocIndex(t, p, 300)
 	must(t, os.WriteFile(tocPath(p), old, 0o600))
-	if _, _, ok := findThroughTOC(p, asked); ok {
+	if _, _, ok := findThroughTOC(p, setOf(asked)); ok {
 		t.Fatal("another index's table was used")
 	}
 	found, v, ok := findEntries(p, asked)
@@ -117,7 +126,7 @@ func TestTOC(t *testing.T) {
 	toc, err := os.ReadFile(tocPath(p))
 	must(t, err)
 	must(t, os.WriteFile(tocPath(p), toc[:len(toc)-5], 0o600))
-	if _, _, ok := findThroughTOC(p, asked); ok {
+	if _, _, ok := findThroughTOC(p, setOf(asked)); ok {
 		t.Fatal("a torn table was used")
 	}
 }
@@ -153,7 +162,7 @@ func FuzzTOC(f *testing.F) {
 		if err := os.WriteFile(tocPath(p), append(b, own[:]...), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		found, _, ok := findThroughTOC(p, asked)
+		found, _, ok := findThroughTOC(p, setOf(asked))
 		if !ok {
 			return
 		}
