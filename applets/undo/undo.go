@@ -69,7 +69,7 @@ func Run(ctx context.Context, a Args, h cmdline.Host) outcome.Outcome {
 	if err != nil {
 		return outcome.Failure("%s", err)
 	}
-	o := outcome.Success(res.Said(), res)
+	o := outcome.Success(res.Text(), res)
 	if ch != nil {
 		o.Text = history.Mark(o.Text, ch.Call)
 		o.Changes = ch

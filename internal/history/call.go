@@ -35,6 +35,7 @@ type Call struct {
 	since   int64        // the call on the tree before them
 	jobs    []string     // the jobs that ran in the tree since it
 	undid   []int64      // an undo's: the calls it took back
+	undone  []undone     // an undo's: what it changed, read back
 
 	// The tree's index as the scan before left it: End reads the file
 	// again only if another call wrote it since.
@@ -290,11 +291,16 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 		idx = nil // another call wrote it since
 	}
 	var files []fileRecord
-	if c.scan {
+	switch {
+	case c.scan:
 		if _, files, _, err = h.scan(ctx, c.tree, idx, false); err != nil {
 			return nil, err
 		}
-	} else if len(wrote) > 0 {
+	case len(c.undone) > 0:
+		if files, err = h.keepUndone(ctx, c.tree, c.undone); err != nil {
+			return nil, err
+		}
+	case len(wrote) > 0:
 		if files, err = h.keepSaid(ctx, c.tree, idx, c.began, wrote); err != nil {
 			return nil, err
 		}
@@ -682,19 +688,27 @@ func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, began t
 	if err := h.syncStore(); err != nil || !indexed || len(said) == 0 {
 		return files, err
 	}
+	return files, h.keepEntries(tree, idx, v, said)
+}
+
+// keepEntries puts the entries a call said in the tree's index: idx, where
+// its first scan read it and no call wrote it since; else appended to the
+// index's said file, which names the index of version v.
+func (h *history) keepEntries(tree string, idx *Index, v version, said []saidEntry) error {
+	path := h.indexPath(tree)
 	if idx == nil {
 		_, err := appendSaid(path, v.sum, said)
 		if !errors.Is(err, errSaidFull) {
-			return files, err
+			return err
 		}
 		// Past its bound: the index is written whole, with what its said
 		// file held.
 		if idx = h.readIndex(tree); idx.none {
-			return files, nil
+			return nil
 		}
 	}
 	idx.apply(said)
-	return files, idx.write(path)
+	return idx.write(path)
 }
 
 // syncStore syncs what the call kept in the store, before anything names

@@ -92,8 +92,10 @@ func child(op []string) int {
 	return 0
 }
 
-// mutate rewrites some of a tree's 40 files, removes some, adds some, and
-// makes, retargets or removes some of its 8 links.
+// mutate rewrites some of a tree's 40 files, removes some, adds some,
+// makes, retargets or removes some of its 8 links, and makes each of 4
+// paths nothing, a file, a directory with a file, or a link to a
+// directory of the tree (an undo that went through it would write there).
 func mutate(tree string, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 9))
 	for i := range 40 {
@@ -117,11 +119,29 @@ func mutate(tree string, seed uint64) {
 			os.Symlink(fmt.Sprintf("f%02d.txt", rng.IntN(40)), p)
 		}
 	}
+	for i := range 4 {
+		p := filepath.Join(tree, fmt.Sprintf("d%d/k%d", i, i))
+		kind := rng.IntN(5)
+		if kind < 4 {
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.RemoveAll(p)
+		}
+		switch kind {
+		case 1:
+			os.WriteFile(p, []byte(fmt.Sprintf("k %d\n", rng.IntN(1000))), 0o644)
+		case 2:
+			os.MkdirAll(p, 0o755)
+			os.WriteFile(filepath.Join(p, "inner"), []byte(fmt.Sprintf("inner %d\n", rng.IntN(1000))), 0o644)
+		case 3:
+			os.Symlink("../d0", p)
+		}
+	}
 }
 
 // snapshot is a tree's files and their contents, each after a "=" (an
 // empty file, a write killed before its first byte, is not an absent
-// one), and its links' targets, each after a "->".
+// one), its links' targets, each after a "->", and its directories, each
+// a "/" and its permissions.
 func snapshot(t *testing.T, tree string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -135,6 +155,10 @@ func snapshot(t *testing.T, tree string) map[string]string {
 		case d.Type()&os.ModeSymlink != 0:
 			dest, _ := os.Readlink(p)
 			out[rel] = "->" + dest
+		case d.IsDir():
+			if fi, err := d.Info(); err == nil {
+				out[rel] = fmt.Sprintf("/%o", fi.Mode().Perm())
+			}
 		}
 		return nil
 	})

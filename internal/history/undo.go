@@ -2,18 +2,14 @@ package history
 
 import (
 	"context"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+	"sync"
 
-	"golang.org/x/sys/unix"
-
+	"toolkit/internal/diff"
 	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
 	"toolkit/internal/root"
@@ -33,10 +29,13 @@ type UndoArgs struct {
 
 // UndoResult is what an undo did (or would do), path by path.
 type UndoResult struct {
-	Calls       []int64    `json:"calls"`
-	Restored    []UndoStep `json:"restored"`
-	Conflicts   []UndoStep `json:"conflicts"`
-	NotKept     []UndoStep `json:"not_restorable"`
+	Calls     []int64    `json:"calls"`
+	Restored  []UndoStep `json:"restored"`
+	Conflicts []UndoStep `json:"conflicts"`
+	NotKept   []UndoStep `json:"not_restorable"`
+	// Left are the paths the undo changed that do not read back as they
+	// were: a directory a call made that holds files no call made, say.
+	Left        []UndoStep `json:"left,omitempty"`
 	DryRun      bool       `json:"dry_run"`
 	Forced      bool       `json:"forced,omitempty"`
 	NothingToDo bool       `json:"nothing_to_do,omitempty"`
@@ -45,30 +44,19 @@ type UndoResult struct {
 // UndoStep is one path of an undo.
 type UndoStep struct {
 	Path   string `json:"path"`
-	Action string `json:"action"` // "restore", "remove", "recreate"
+	Dir    bool   `json:"dir,omitempty"` // the path is (or was) a directory
+	Action string `json:"action"`        // "restore", "remove", "recreate"
 	Why    string `json:"why,omitempty"`
-}
-
-// step is a path's plan: what it must hold now (its latest call's after,
-// "" and absent for none), and what it gets back.
-type step struct {
-	path      string
-	nowSum    string // what it must hold now; "" with nowAbsent for no file
-	nowAbsent bool
-	nowMode   uint32 // its type and permissions; 0 where not recorded
-	toSum     string // what it gets back; "" with toAbsent: removed
-	toAbsent  bool
-	toMode    uint32
-	kept      bool // toSum's content is kept
-	why       string
-	latest    int64 // the call that last changed it
 }
 
 // UndoCalls takes back what a call changed (a.Call), or every call from a.To
 // on, the later first, all of it or none, through replace.CommitAll's
-// journal. A path whose content is not what the latest call left is a
-// conflict, left as it is unless a.Force. The undo is a call of its own,
-// recorded as any other: undoing it is a redo.
+// journal: it loads the calls and what each path must hold now and gets
+// back (load), looks at each path as it is and sorts it into what is
+// restored, a conflict or not restorable (classify), then commits, reads
+// back what it did, and records the undo as a call of its own: undoing it
+// is a redo. A path whose content is not what the latest call left is a
+// conflict, left as it is unless a.Force.
 func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcome.Changes, error) {
 	res := UndoResult{DryRun: a.DryRun, Forced: a.Force}
 	s.Mode = Undo
@@ -76,106 +64,275 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 	if err != nil {
 		return res, nil, err
 	}
-	byN, order, err := h.calls()
+	p, err := h.load(a)
 	if err != nil {
 		h.close()
 		return res, nil, err
+	}
+	res.Calls = p.calls
+	r, err := root.Open(p.tree)
+	if err != nil {
+		h.close()
+		return res, nil, err
+	}
+	defer r.Close()
+	look := newLooker(r, s.MaxFile)
+	defer look.close()
+	todo := p.classify(look, h, a, &res)
+	h.close()
+	res.NothingToDo = len(todo) == 0
+	if a.DryRun || len(todo) == 0 {
+		return res, nil, nil
+	}
+	// The undo is a call: begun before it changes anything, ended with
+	// what it did, read back.
+	c, err := Begin(ctx, "undo", p.tree, false, s)
+	if err != nil {
+		return res, nil, err
+	}
+	changes := make([]replace.Change, len(todo))
+	for i, t := range todo {
+		changes[i] = t.change
+	}
+	if err := replace.CommitAll(r, changes); err != nil {
+		res.Restored = nil
+		_, _ = c.End(ctx, nil)
+		return res, nil, err
+	}
+	c.undone, c.undid = p.readBack(look, todo, &res), p.calls
+	ch, err := c.End(ctx, nil)
+	return res, ch, err
+}
+
+// kind is what a path holds.
+type kind uint8
+
+const (
+	absent kind = iota
+	regular
+	symlink
+	directory
+)
+
+func (k kind) String() string {
+	return [...]string{"nothing", "file", "link", "directory"}[k]
+}
+
+// kindOf is the kind of a st_mode.
+func kindOf(mode uint32) kind {
+	switch mode & typeMask {
+	case 0:
+		return absent
+	case typeDir:
+		return directory
+	case typeLink:
+		return symlink
+	}
+	return regular
+}
+
+// pathState is what a path holds, as the log says it or as it is now.
+type pathState struct {
+	kind kind
+	sum  string // a file's or a link's content, sha256 in hex; "" where not known
+	mode uint32 // st_mode, its type and permissions; 0 where not known
+	kept bool   // the content is in the store
+	why  string // why it is not
+	size int64
+}
+
+// before is what a record says the path held before its call.
+func before(f fileRecord) pathState {
+	if f.Status == "A" {
+		return pathState{}
+	}
+	return pathState{kind: recordKind(f.PreMode, f.Dir), sum: f.Pre, mode: f.PreMode, kept: f.PreKept || f.Dir, why: f.Why, size: f.Bytes}
+}
+
+// after is what a record says the path held after its call.
+func after(f fileRecord) pathState {
+	if f.Status == "D" {
+		return pathState{}
+	}
+	return pathState{kind: recordKind(f.PostMode, f.Dir), sum: f.Post, mode: f.PostMode, kept: f.PostKept, size: f.Bytes}
+}
+
+// recordKind is the kind a record's mode says (a regular file where it
+// was not recorded).
+func recordKind(mode uint32, dir bool) kind {
+	switch {
+	case mode != 0:
+		return kindOf(mode)
+	case dir:
+		return directory
+	}
+	return regular
+}
+
+// undoPlan is what an undo is about: its calls (oldest first) and tree,
+// and for each path they changed what it must hold now and what it gets
+// back.
+type undoPlan struct {
+	tree  string
+	calls []int64
+	paths []*pathPlan // sorted by path
+	later map[string]int64
+	to    bool
+}
+
+// pathPlan is one path's part of an undo.
+type pathPlan struct {
+	path    string
+	now, to pathState // what the latest call left; what it held before the first
+	latest  int64
+	// notRestorable says why the path cannot be taken back whatever it
+	// holds: a heavy or big directory, whose files are not kept.
+	notRestorable string
+}
+
+// load reads the log: the calls to undo, on their tree, and each path's
+// plan.
+func (h *history) load(a UndoArgs) (*undoPlan, error) {
+	byN, order, err := h.calls()
+	if err != nil {
+		return nil, err
 	}
 	first := a.Call
 	if a.To > 0 {
 		first = a.To
 	}
 	start := byN[first]
-	if start == nil {
-		h.close()
-		return res, nil, fmt.Errorf("no call %d in this state directory's history", first)
+	switch {
+	case start == nil:
+		return nil, fmt.Errorf("no call %d in this state directory's history", first)
+	case !start.ended:
+		return nil, fmt.Errorf("call %d has not ended", first)
+	case a.Within != "" && !root.Within(start.tree, a.Within):
+		return nil, fmt.Errorf("call %d changed %s, outside the root", first, start.tree)
 	}
-	if !start.ended {
-		h.close()
-		return res, nil, fmt.Errorf("call %d has not ended", first)
-	}
-	tree := start.tree
-	if a.Within != "" && !root.Within(tree, a.Within) {
-		h.close()
-		return res, nil, fmt.Errorf("call %d changed %s, outside the root", first, tree)
-	}
-	var calls []*callState
+	p := &undoPlan{tree: start.tree, later: map[string]int64{}, to: a.To > 0}
+	by := map[string]*pathPlan{}
 	for _, n := range order {
 		c := byN[n]
-		if c.tree != tree || !c.ended {
+		if c.tree != p.tree || !c.ended || n < first {
 			continue
 		}
-		if n == first || a.To > 0 && n > first {
-			calls = append(calls, c)
-		}
-	}
-	steps := plan(calls)
-	// Later calls that changed a path after the one undone make it a
-	// conflict: named in the answer.
-	later := map[string]int64{}
-	for _, n := range order {
-		if c := byN[n]; c.tree == tree && c.ended && n > first {
+		if n > first && a.To == 0 {
+			// Later calls that changed a path make it a conflict: named.
 			for _, f := range c.files() {
-				later[f.Path] = n
+				p.later[f.Path] = n
+			}
+			continue
+		}
+		p.calls = append(p.calls, n)
+		// A path may have two records in a call: gone, and come as
+		// another kind of thing (a file become a directory).
+		bef, aft := map[string]pathState{}, map[string]pathState{}
+		var paths []string
+		for _, f := range c.files() {
+			if _, ok := bef[f.Path]; !ok {
+				if _, ok := aft[f.Path]; !ok {
+					paths = append(paths, f.Path)
+				}
+			}
+			if f.Status != "A" {
+				bef[f.Path] = before(f)
+			}
+			if f.Status != "D" {
+				aft[f.Path] = after(f)
+			}
+			pp := by[f.Path]
+			if pp == nil {
+				pp = &pathPlan{path: f.Path}
+				by[f.Path] = pp
+			}
+			switch {
+			case f.Heavy:
+				pp.notRestorable = "a heavy directory: its contents are not kept"
+			case f.Dir && f.Files > 0:
+				pp.notRestorable = f.Why
 			}
 		}
-	}
-	for _, c := range calls {
-		res.Calls = append(res.Calls, c.n)
-	}
-	r, err := root.Open(tree)
-	if err != nil {
-		h.close()
-		return res, nil, err
-	}
-	defer r.Close()
-	nows, contents := onDiskAll(r, steps), h.contentsOf(steps)
-	var changes []replace.Change
-	var wrote []outcome.Wrote
-	for i, st := range steps {
-		cur, curSum, curMode, there := nows[i].b, nows[i].sum, nows[i].mode, nows[i].there
-		us := UndoStep{Path: st.path}
-		switch {
-		case st.toAbsent:
-			us.Action = "remove"
-		case !there:
-			us.Action = "recreate"
-		default:
-			us.Action = "restore"
+		for _, path := range paths {
+			pp := by[path]
+			if pp.latest == 0 {
+				pp.to = bef[path] // the first call's before: absent where it made it
+			}
+			pp.now, pp.latest = aft[path], n
 		}
+	}
+	for _, pp := range by {
+		p.paths = append(p.paths, pp)
+	}
+	slices.SortFunc(p.paths, func(a, b *pathPlan) int { return strings.Compare(a.path, b.path) })
+	return p, nil
+}
+
+// todo is one path an undo changes: what it holds now, read, and the
+// change that takes it back.
+type todo struct {
+	pp     *pathPlan
+	cur    replace.Seen
+	change replace.Change
+	action string
+}
+
+// classify looks at each path as it is now and sorts it: not restorable,
+// as it was already, a conflict (unless force), or a change to make, with
+// the content it gets back from the store.
+func (p *undoPlan) classify(look *looker, h *history, a UndoArgs, res *UndoResult) []todo {
+	nows := make([]replace.Seen, len(p.paths))
+	sideBySide(len(p.paths), func() func(int) {
+		return func(i int) { nows[i] = look.at(p.paths[i].path) }
+	})
+	contents := h.contentsOf(p.paths)
+	var out []todo
+	for i, pp := range p.paths {
+		cur := nows[i]
+		us := UndoStep{Path: pp.path, Action: action(kindOf(cur.Mode), pp.to.kind), Dir: isDirStep(kindOf(cur.Mode), pp.to.kind)}
+		to := pp.to
 		switch {
-		case !st.toAbsent && !st.kept:
-			us.Why = st.why
+		case pp.notRestorable != "":
+			us.Why = pp.notRestorable
+			res.NotKept = append(res.NotKept, us)
+			continue
+		case (to.kind == regular || to.kind == symlink) && !to.kept:
+			us.Why = to.why
 			if us.Why == "" {
 				us.Why = "its content before is not kept"
 			}
 			res.NotKept = append(res.NotKept, us)
 			continue
-		case st.toAbsent && !there, !st.toAbsent && there && curSum == st.toSum && curMode == st.toMode&modeMask:
+		case holds(cur, to):
 			continue // already as it was
-		case !a.Force && !st.nowAbsent && there && st.nowSum == "":
-			us.Why = "what the call left is not known (too large to hash), so a change since cannot be told"
-			res.Conflicts = append(res.Conflicts, us)
-			continue
-		case !a.Force && (st.nowAbsent && there || !st.nowAbsent && (!there || curSum != st.nowSum || st.nowMode != 0 && curMode&typeMask != st.nowMode&typeMask)):
-			us.Why = "changed since"
-			if n := later[st.path]; n > 0 && a.To == 0 {
-				us.Why += fmt.Sprintf(" (call %d)", n)
-			} else {
-				us.Why += ", outside calls"
+		case !a.Force:
+			if why := p.changedSince(pp, cur); why != "" {
+				us.Why = why
+				res.Conflicts = append(res.Conflicts, us)
+				continue
 			}
-			res.Conflicts = append(res.Conflicts, us)
-			continue
 		}
-		ch := replace.Change{Path: st.path, Target: st.path}
-		if there {
-			ch.Expect = replace.Expect{SHA256: curSum}
-		} else {
+		ch := replace.Change{Path: pp.path, Target: pp.path}
+		switch kindOf(cur.Mode) {
+		case absent:
 			ch.Expect = replace.Expect{Absent: true}
+		case directory:
+			ch.Expect = replace.Expect{Dir: true}
+		default:
+			ch.Expect = replace.Expect{SHA256: cur.SHA256}
 		}
-		w := outcome.Wrote{Path: filepath.Join(tree, st.path), Before: cur, Existed: there}
-		if !st.toAbsent {
-			content, ok := contents[st.toSum]
+		switch to.kind {
+		case absent:
+			if kindOf(cur.Mode) == directory {
+				ch = replace.Change{Path: pp.path, Target: pp.path, RemoveDir: true}
+			}
+		case directory:
+			ch.Dir = true
+			if to.mode != 0 {
+				ch.Like.Mode = replace.ModeOf(to.mode &^ typeMask)
+			}
+		default:
+			content, ok := contents[to.sum]
 			if !ok {
 				us.Why = "its kept content does not read back (the store is corrupt)"
 				res.NotKept = append(res.NotKept, us)
@@ -185,66 +342,95 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 			if ch.Content == nil {
 				ch.Content = []byte{}
 			}
-			ch.Link = st.toMode&typeMask == typeLink
-			ch.Like = replace.Like{Mode: fileMode(st.toMode)}
-			w.After, w.Exists = content, true
+			ch.Link = to.kind == symlink
+			if to.mode != 0 {
+				ch.Like.Mode = replace.ModeOf(to.mode &^ typeMask)
+			}
 		}
-		changes = append(changes, ch)
-		wrote = append(wrote, w)
+		out = append(out, todo{pp: pp, cur: cur, change: ch, action: us.Action})
 		res.Restored = append(res.Restored, us)
 	}
-	res.NothingToDo = len(changes) == 0
-	h.close()
-	if a.DryRun || len(changes) == 0 {
-		return res, nil, nil
-	}
-	// The undo is a call: begun before it changes anything, ended with
-	// what it wrote.
-	c, err := Begin(ctx, "undo", tree, false, s)
-	if err != nil {
-		return res, nil, err
-	}
-	if err := replace.CommitAll(r, append(changes, emptyDirs(calls)...)); err != nil {
-		_, _ = c.End(ctx, nil)
-		return res, nil, err
-	}
-	ch, err := c.endUndo(ctx, wrote, res.Calls)
-	return res, ch, err
+	return out
 }
 
-// onDisk is a path as it is now: its bytes (a link's target), their
-// sha256 in hex, its mode, and whether it is there.
-type onDisk struct {
-	b     []byte
-	sum   string
-	mode  uint32
-	there bool
+// isDirStep says a step is a directory's: one made or kept, or one that
+// goes.
+func isDirStep(cur, to kind) bool { return to == directory || to == absent && cur == directory }
+
+// action names what an undo does to a path: "restore", "remove",
+// "recreate".
+func action(cur, to kind) string {
+	switch {
+	case to == absent:
+		return "remove"
+	case cur == absent:
+		return "recreate"
+	}
+	return "restore"
 }
 
-// onDiskAll is each step's path as it is now, read and hashed side by
-// side: an undo of 1,000 files reads and hashes each.
-func onDiskAll(r *root.Root, steps []step) []onDisk {
-	nows := make([]onDisk, len(steps))
-	sideBySide(len(steps), func() func(int) {
-		return func(i int) {
-			d := &nows[i]
-			d.b, d.sum, d.mode, d.there = current(r, steps[i].path)
+// holds says whether what is there (cur) is the state st: its kind, its
+// content, and its permissions where they are known.
+func holds(cur replace.Seen, st pathState) bool {
+	k := kindOf(cur.Mode)
+	switch {
+	case k != st.kind:
+		return false
+	case k == regular || k == symlink:
+		if cur.SHA256 != st.sum {
+			return false
 		}
-	})
-	return nows
+	}
+	return st.mode == 0 || k == symlink || cur.Mode&0o7777 == st.mode&0o7777
 }
 
-// contentsOf is the contents the steps give back, by their sha256 in hex,
+// changedSince says how a path changed since the latest call left it, or
+// "" where it holds what that call left.
+func (p *undoPlan) changedSince(pp *pathPlan, cur replace.Seen) string {
+	now := pp.now
+	k := kindOf(cur.Mode)
+	switch {
+	case (now.kind == regular || now.kind == symlink) && k != absent && now.sum == "":
+		return "what the call left is not known (too large to hash), so a change since cannot be told"
+	case k == now.kind && (k == absent || k == directory || cur.SHA256 == now.sum):
+		return ""
+	}
+	why := "changed since"
+	if k != now.kind {
+		why = fmt.Sprintf("changed since (a %s where the call left %s)", k, article(now.kind))
+	}
+	if n := p.later[pp.path]; n > 0 && !p.to {
+		return why + fmt.Sprintf(" (call %d)", n)
+	}
+	return why + ", outside calls"
+}
+
+// article is a kind with its article: "a file", "nothing".
+func article(k kind) string {
+	switch k {
+	case absent:
+		return "nothing"
+	case directory:
+		return "a directory"
+	}
+	return "a " + k.String()
+}
+
+// contentsOf is the contents the paths get back, by their sha256 in hex,
 // read back and checked (store.getAll); one that does not read back is
 // not there.
-func (h *history) contentsOf(steps []step) map[string][]byte {
+func (h *history) contentsOf(paths []*pathPlan) map[string][]byte {
 	var want [][32]byte
 	var hexes []string
 	seen := map[string]bool{}
-	for _, st := range steps {
-		if sum, ok := parseSum(st.toSum); ok && !st.toAbsent && st.kept && !seen[st.toSum] {
-			seen[st.toSum] = true
-			want, hexes = append(want, sum), append(hexes, st.toSum)
+	for _, pp := range paths {
+		to := pp.to
+		if to.kind != regular && to.kind != symlink || !to.kept || seen[to.sum] {
+			continue
+		}
+		if sum, ok := parseSum(to.sum); ok {
+			seen[to.sum] = true
+			want, hexes = append(want, sum), append(hexes, to.sum)
 		}
 	}
 	out := map[string][]byte{}
@@ -260,111 +446,183 @@ func (h *history) contentsOf(steps []step) map[string][]byte {
 	return out
 }
 
-// plan is, for each path the calls changed, what it must hold now and
-// what it gets back: what it held before the first of them that changed
-// it. The calls are in order, oldest first.
-func plan(calls []*callState) []step {
-	by := map[string]*step{}
-	var paths []string
-	for _, c := range calls {
-		for _, f := range c.files() {
-			if f.Dir {
-				continue
+// readBack looks at each path the undo changed once it is done: what
+// holds what it was to get back is restored; what does not is left, said
+// with why (a directory a call made that holds files no call made). It
+// returns what the undo changed, as it is now.
+func (p *undoPlan) readBack(look *looker, todo []todo, res *UndoResult) []undone {
+	look.forget()
+	res.Restored = nil
+	var out []undone
+	for _, t := range todo {
+		now := look.at(t.pp.path)
+		us := UndoStep{Path: t.pp.path, Action: t.action, Dir: isDirStep(kindOf(t.cur.Mode), t.pp.to.kind)}
+		if holds(now, t.pp.to) {
+			res.Restored = append(res.Restored, us)
+		} else {
+			us.Why = "it does not read back as it was"
+			if kindOf(now.Mode) == directory && t.pp.to.kind == absent {
+				us.Why = "it holds files no call made, so it stays"
 			}
-			st := by[f.Path]
-			if st == nil {
-				st = &step{path: f.Path, toSum: f.Pre, toAbsent: f.Status == "A", toMode: f.PreMode, kept: f.PreKept, why: f.Why}
-				by[f.Path] = st
-				paths = append(paths, f.Path)
-			}
-			st.nowSum, st.nowAbsent, st.nowMode, st.latest = f.Post, f.Status == "D", f.PostMode, c.n
+			res.Left = append(res.Left, us)
 		}
-	}
-	slices.Sort(paths)
-	out := make([]step, 0, len(paths))
-	for _, p := range paths {
-		out = append(out, *by[p])
+		if !sameSeen(t.cur, now) {
+			out = append(out, undone{path: t.pp.path, was: t.cur, now: now})
+		}
 	}
 	return out
 }
 
-// current is what path holds now, not followed: a regular file's bytes or
-// a symbolic link's target, their sha256, its type and permissions
-// (modeMask), and whether anything is there.
-func current(r *root.Root, path string) ([]byte, string, uint32, bool) {
-	fi, err := r.Lstat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, "", 0, false
+// sameSeen says whether two looks at a path saw the same.
+func sameSeen(a, b replace.Seen) bool { return a.Mode == b.Mode && a.SHA256 == b.SHA256 }
+
+// undone is a path an undo changed: what it held before, and now.
+type undone struct {
+	path     string
+	was, now replace.Seen
+}
+
+// looker looks at the paths of a tree with no link on the way
+// (root.OpenDirect), each directory opened once, from several goroutines.
+type looker struct {
+	r     *root.Root
+	upTo  int64 // a file's bytes are read up to this; a larger one is hashed
+	mu    sync.Mutex
+	dirs  map[string]*os.File
+	nodir map[string]bool
+}
+
+func newLooker(r *root.Root, upTo int64) *looker {
+	return &looker{r: r, upTo: upTo, dirs: map[string]*os.File{}, nodir: map[string]bool{}}
+}
+
+// at is what path holds now: nothing where a link, a file or nothing is
+// on its way.
+func (l *looker) at(path string) replace.Seen {
+	d := l.dir(filepath.Dir(path))
+	if d == nil {
+		return replace.Seen{}
 	}
+	// There and not to be read, it has no sha256: a conflict, unless
+	// forced.
+	s, _ := replace.LookAt(d, filepath.Base(path), l.upTo)
+	return s
+}
+
+func (l *looker) dir(at string) *os.File {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if d := l.dirs[at]; d != nil || l.nodir[at] {
+		return d
+	}
+	d, err := l.r.OpenDirect(at)
 	if err != nil {
-		return nil, "", 0, true
+		// Nothing there, or a link or a file on the way: what is under it
+		// is not there as a path of the tree. (A directory that cannot be
+		// opened is looked at as nothing too: the commit says why.)
+		l.nodir[at] = true
+		return nil
 	}
-	var mode uint32
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		mode = st.Mode & modeMask
+	l.dirs[at] = d
+	return d
+}
+
+// forget closes the directories: a commit may have made or removed them.
+func (l *looker) forget() {
+	l.close()
+	l.dirs, l.nodir = map[string]*os.File{}, map[string]bool{}
+}
+
+func (l *looker) close() {
+	for _, d := range l.dirs {
+		d.Close()
 	}
-	var b []byte
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		dest, err := r.Readlink(path)
-		if err != nil {
-			return nil, "", mode, true
+}
+
+// keepUndone records what an undo changed, as it read it back: each path's
+// record (a path that became another kind of thing is gone and come, as a
+// scan says it), the contents it replaced kept (undoing the undo puts them
+// back), and the paths' entries in the tree's index, so that the next scan
+// does not find them again.
+func (h *history) keepUndone(ctx context.Context, tree string, done []undone) ([]fileRecord, error) {
+	rels := make([]string, len(done))
+	for i, u := range done {
+		rels[i] = u.path
+	}
+	found, v, indexed := findEntries(h.indexPath(tree), rels)
+	cmp := comparer{h: h, budget: budget{bytes: h.s.MaxCallBytes, files: h.s.MaxCallFiles}}
+	skip := h.skip(tree)
+	var files []fileRecord
+	var said []saidEntry
+	for _, u := range done {
+		wk, nk := kindOf(u.was.Mode), kindOf(u.now.Mode)
+		gone := fileRecord{Path: u.path, Status: "D", Dir: wk == directory, Pre: u.was.SHA256, PreMode: u.was.Mode, Bytes: u.was.Size}
+		if u.was.Bytes != nil {
+			gone.PreKept, gone.Why = cmp.keep(u.was.Bytes, hashOf(u.was.Bytes))
+		} else if wk == regular || wk == symlink {
+			gone.Why = fmt.Sprintf("too large (history keeps files of up to %s)", size(h.s.MaxFile))
 		}
-		b = []byte(dest)
-	} else if b, err = replace.ReadWhole(r, path); err != nil {
-		return nil, "", mode, true
-	}
-	sum := hashOf(b)
-	return b, hex.EncodeToString(sum[:]), mode, true
-}
-
-// fileMode is a st_mode's permissions, setuid, setgid and sticky bits, as
-// os has them.
-func fileMode(m uint32) os.FileMode {
-	mode := os.FileMode(m & 0o777)
-	if m&unix.S_ISUID != 0 {
-		mode |= os.ModeSetuid
-	}
-	if m&unix.S_ISGID != 0 {
-		mode |= os.ModeSetgid
-	}
-	if m&unix.S_ISVTX != 0 {
-		mode |= os.ModeSticky
-	}
-	return mode
-}
-
-// modeMask keeps a mode's type and permissions.
-const modeMask = typeMask | 0o7777
-
-// emptyDirs are the changes that remove the directories the calls made,
-// the deepest first: each goes once the files are restored, if it is
-// empty then.
-func emptyDirs(calls []*callState) []replace.Change {
-	var dirs []string
-	for _, c := range calls {
-		for _, f := range c.files() {
-			if f.Dir && f.Status == "A" && !f.Heavy {
-				dirs = append(dirs, f.Path)
+		came := fileRecord{Path: u.path, Status: "A", Dir: nk == directory, Post: u.now.SHA256, PostMode: u.now.Mode, Bytes: u.now.Size}
+		if u.now.Bytes != nil {
+			came.PostKept, _ = cmp.keep(u.now.Bytes, hashOf(u.now.Bytes))
+		}
+		switch {
+		case wk == nk:
+			m := came
+			m.Status, m.Pre, m.PreMode, m.PreKept, m.Why = "M", gone.Pre, gone.PreMode, gone.PreKept, gone.Why
+			if wk == regular && len(u.now.Bytes) <= maxCounted && isText(u.now.Bytes) && u.was.Bytes != nil && isText(u.was.Bytes) {
+				a, r := diff.Count(u.was.Bytes, u.now.Bytes)
+				m.Added, m.Removed = &a, &r
+			}
+			files = append(files, m)
+		default:
+			if wk != absent {
+				if wk == regular && u.was.Bytes != nil && isText(u.was.Bytes) {
+					n := text.LineCount(u.was.Bytes)
+					gone.Removed = &n
+				}
+				files = append(files, gone)
+			}
+			if nk != absent {
+				if nk == regular && isText(u.now.Bytes) {
+					n := text.LineCount(u.now.Bytes)
+					came.Added = &n
+				}
+				files = append(files, came)
 			}
 		}
+		e := Entry{Path: u.path, Mode: u.now.Mode, Size: u.now.Size, Mtime: u.now.Mtime, Ctime: u.now.Ctime, Ino: u.now.Ino, Dev: u.now.Dev}
+		if sum, ok := parseSum(u.now.SHA256); ok {
+			e.Sum = sum
+			if came.PostKept {
+				e.Flags |= Stored
+			}
+		}
+		if nk == directory {
+			e.Size = 0
+		}
+		markEntryRacy(&e, now())
+		there := nk != absent
+		if _, was := found[u.path]; there && !was && !listed(ctx, tree, skip, u.path) {
+			there = false // not what a scan tracks: said, and kept out of the index
+		}
+		said = append(said, saidEntry{Entry: e, There: there})
 	}
-	slices.SortFunc(dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
-	var out []replace.Change
-	for _, d := range dirs {
-		out = append(out, replace.Change{Path: d, Target: d, RemoveDir: true})
+	if err := h.syncStore(); err != nil || !indexed || len(said) == 0 {
+		return files, err
 	}
-	return out
+	return files, h.keepEntries(tree, nil, v, said)
 }
 
-// endUndo ends an undo's call: what it wrote, and which calls it undid.
-func (c *Call) endUndo(ctx context.Context, wrote []outcome.Wrote, undid []int64) (*outcome.Changes, error) {
-	c.undid = undid
-	return c.End(ctx, wrote)
-}
+// maxSteps is how many paths an undo's text names, a line each; the rest
+// are counted.
+const maxSteps = 20
 
-// Said is an undo's answer: "[undone: call 17 — 3 files restored; 1
+// Text is an undo's answer: a line for each path it restored (a directory
+// it made or removed with what it held: "recreate vendor/ (1,501 files)"),
+// at most maxSteps, then "[undone: call 17 — 3 files restored; 1
 // conflict: src/a.go changed since (call 19)]".
-func (u UndoResult) Said() string {
+func (u UndoResult) Text() string {
 	var b strings.Builder
 	what := "call " + fmt.Sprint(u.Calls[0])
 	if len(u.Calls) > 1 {
@@ -374,33 +632,80 @@ func (u UndoResult) Said() string {
 	if u.DryRun {
 		verb = "would undo"
 	}
-	for _, st := range u.Restored {
-		fmt.Fprintf(&b, "%s %s\n", st.Action, text.Escape(st.Path))
+	lines := collapsed(u.Restored)
+	for i, l := range lines {
+		if i == maxSteps {
+			fmt.Fprintf(&b, "(+%d more)\n", len(lines)-i)
+			break
+		}
+		b.WriteString(l + "\n")
 	}
-	fmt.Fprintf(&b, "[%s: %s — %s %s", verb, what, text.Count(int64(len(u.Restored)), "file"), map[bool]string{true: "to restore", false: "restored"}[u.DryRun])
+	files := 0
+	for _, st := range u.Restored {
+		if !st.Dir {
+			files++
+		}
+	}
+	fmt.Fprintf(&b, "[%s: %s — %s %s", verb, what, text.Count(int64(files), "file"), map[bool]string{true: "to restore", false: "restored"}[u.DryRun])
 	if u.NothingToDo && len(u.Conflicts) == 0 && len(u.NotKept) == 0 {
 		b.WriteString(": the tree is as it was before")
 	}
 	if n := len(u.Conflicts); n > 0 {
-		var names []string
-		for _, c := range u.Conflicts[:min(n, 5)] {
-			names = append(names, text.Escape(c.Path)+" "+c.Why)
-		}
-		fmt.Fprintf(&b, "; %s: %s", text.Count(int64(n), "conflict"), strings.Join(names, ", "))
+		fmt.Fprintf(&b, "; %s: %s", text.Count(int64(n), "conflict"), stepsNamed(u.Conflicts, " "))
 		if !u.Forced {
 			b.WriteString(" (left as it is; force to restore it all the same)")
 		}
 	}
-	if n := len(u.NotKept); n > 0 {
-		var names []string
-		for _, c := range u.NotKept[:min(n, 5)] {
-			names = append(names, text.Escape(c.Path)+" ("+c.Why+")")
-		}
-		fmt.Fprintf(&b, "; not restorable: %s", strings.Join(names, ", "))
+	if len(u.NotKept) > 0 {
+		fmt.Fprintf(&b, "; not restorable: %s", stepsNamed(u.NotKept, " — "))
+	}
+	if len(u.Left) > 0 {
+		fmt.Fprintf(&b, "; left: %s", stepsNamed(u.Left, " — "))
 	}
 	if u.Forced {
 		b.WriteString("; forced")
 	}
 	b.WriteString("]\n")
 	return b.String()
+}
+
+// stepsNamed names at most five steps with why each, and counts the rest.
+func stepsNamed(steps []UndoStep, sep string) string {
+	var names []string
+	for _, st := range steps[:min(len(steps), 5)] {
+		p := text.Escape(st.Path)
+		if st.Dir {
+			p += "/"
+		}
+		names = append(names, p+sep+st.Why)
+	}
+	if len(steps) > 5 {
+		names = append(names, fmt.Sprintf("and %d more", len(steps)-5))
+	}
+	return strings.Join(names, ", ")
+}
+
+// collapsed are the lines that say the steps: a directory made or removed
+// with the paths under it that the same action took, one line.
+func collapsed(steps []UndoStep) []string {
+	var out []string
+	for i := 0; i < len(steps); i++ {
+		st := steps[i]
+		line := st.Action + " " + text.Escape(st.Path)
+		if st.Dir {
+			n := 0
+			for i+1 < len(steps) && steps[i+1].Action == st.Action && strings.HasPrefix(steps[i+1].Path, st.Path+"/") {
+				if !steps[i+1].Dir {
+					n++
+				}
+				i++
+			}
+			line += "/"
+			if n > 0 {
+				line += " (" + text.Count(int64(n), "file") + ")"
+			}
+		}
+		out = append(out, line)
+	}
+	return out
 }

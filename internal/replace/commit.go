@@ -4,13 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"toolkit/internal/root"
+	"toolkit/internal/tempfile"
 )
 
 // TestHookRename, when set by a test, runs before each file CommitAll puts
@@ -20,171 +26,485 @@ var TestHookRename func(path string)
 // maxStaging is how many files CommitAll stages at once.
 const maxStaging = 16
 
-// Change is what CommitAll does to one file: put a new content in its
-// place, or remove it; or to a directory: remove it once every file is in
-// place, if it is empty then (undo's, for the directories a call made).
-// What a change replaces or removes may be a symbolic link, taken away,
-// never followed, when Expect names it (its sha256 is its target's).
+// Change is what CommitAll does to one path: put a new content in its
+// place (a file, or with Link a symbolic link), or remove it; make a
+// directory there, or set the mode of the one there (Dir); or remove the
+// directory there once all else is done, if it is empty then (RemoveDir:
+// undo's, for the directories a call made). What a change replaces or
+// removes may be a symbolic link, taken away, never followed, when Expect
+// names it (its sha256 is its target's); where Expect says a directory is
+// there, that directory goes (it must be empty by then) before the content
+// takes its place.
 type Change struct {
 	Path      string // as the caller named it, for messages
 	Target    string // the path inside the root, with no link in it
-	Content   []byte // nil: remove the file
+	Content   []byte // nil: remove the file (unless Dir)
 	Link      bool   // Content is a symbolic link's target, put in as a link (undo's)
+	Dir       bool   // a directory goes here, with Like.Mode (0: the default, or the one it has)
 	Like      Like
 	Expect    Expect
-	RemoveDir bool // remove the directory Target if it is empty, after the files
+	RemoveDir bool // remove the directory Target if it is empty, after the rest
 }
 
-// CommitAll changes many files, all of them or none: it stages every new
-// content beside its file, journals the plan (Journal: should toolkit be
-// killed in the middle, the next call's Recover puts every file back),
-// then puts them in place one after another, putting back those already in
-// if one fails, and syncs their directories once at the end.
+// The kinds of what a commit does, in the order it does them: what is in
+// the way goes first (files and links, then directories, the deepest
+// first), then directories are made (the shallowest first), then contents
+// put in place, then directories given their modes; directories a call made
+// go last, once the commit is done, if they are empty.
+type opKind int
+
+const (
+	opRemove  opKind = iota // a file or link goes, kept under a name of its own until done
+	opRmdir                 // an empty directory goes: something else takes its place
+	opMkdir                 // a directory is made
+	opPut                   // a content takes the path: a file or a link
+	opChmod                 // a directory gets its mode
+	opDropDir               // once done, a directory goes if it is empty
+)
+
+// op is one thing a commit does to one path.
+type op struct {
+	kind   opKind
+	c      int // the change it is for
+	target string
+	expect Expect
+	mode   fs.FileMode // opMkdir, opChmod: the directory's; opRmdir: the one it had
+	staged *Staged     // opPut: staged before the journal, or when its turn comes (its directory made by the commit)
+	temp   string      // opPut staged late: the name its content takes before its rename
+	// backupAt is where an opRemove keeps the old content until done: its
+	// directory, or the one above the topmost of its directories the
+	// commit removes.
+	backupAt string
+	step     JournalStep
+}
+
+// commit is one CommitAll.
+type commit struct {
+	r       *root.Root
+	changes []Change
+	ops     []*op
+	dirs    map[string]*os.File // each directory the commit works in, opened once
+	touched map[string]bool     // the directories whose entries changed: synced once done
+}
+
+// CommitAll changes many paths, all of them or none: it stages every new
+// content it can beside its file, journals the plan (Journal: should
+// toolkit be killed in the middle, the next call's Recover puts every path
+// back), then does each thing in turn, putting back those done already if
+// one fails, and syncs the directories once at the end. Every directory
+// is reached with no link on the way (root.OpenDirect), and a directory
+// missing on the way to a new content is made inside the journal.
 func CommitAll(r *root.Root, changes []Change) error {
-	// Each directory made and opened once, for all its files.
-	dirs := map[string]*os.File{}
-	defer func() {
-		for _, d := range dirs {
-			d.Close()
+	c := &commit{r: r, changes: changes, dirs: map[string]*os.File{}, touched: map[string]bool{}}
+	defer c.closeDirs()
+	if err := c.plan(); err != nil {
+		return err
+	}
+	if err := c.stage(); err != nil {
+		c.abort()
+		return err
+	}
+	steps := make([]JournalStep, len(c.ops))
+	for i, o := range c.ops {
+		steps[i] = o.step
+	}
+	journal, err := BeginJournal(steps)
+	if err != nil {
+		c.abort()
+		return fmt.Errorf("cannot keep the journal: %s", Reason(err))
+	}
+	defer journal.Close()
+	var reverts []func() error
+	var undos []*Undo
+	revert := func() {
+		for _, f := range slices.Backward(reverts) {
+			_ = f()
 		}
-	}()
-	for _, c := range changes {
-		at := filepath.Dir(c.Target)
-		if c.RemoveDir || dirs[at] != nil {
+		c.abort()
+	}
+	for _, o := range c.ops {
+		if o.kind == opDropDir {
 			continue
 		}
-		var d *os.File
-		var err error
-		if c.Content == nil {
-			// A file removed: its directory is there, or the change fails.
-			d, err = r.OpenFile(at, os.O_RDONLY|syscall.O_DIRECTORY, 0)
-		} else {
-			d, err = OpenDir(r, at)
-		}
+		undo, back, err := c.do(o)
 		if err != nil {
-			return errors.New(CannotWrite(c.Path, err))
+			revert()
+			ch := c.changes[o.c]
+			if changed, ok := errors.AsType[*Changed](err); ok {
+				return fmt.Errorf("%s: %s", ch.Path, changed)
+			}
+			return errors.New(CannotWrite(ch.Path, err))
 		}
-		dirs[at] = d
+		if undo != nil {
+			undos = append(undos, undo)
+			back = undo.Revert
+		}
+		if back != nil {
+			reverts = append(reverts, back)
+		}
 	}
-	staged := make([]*Staged, len(changes))
-	errs := make([]error, len(changes))
-	// Staged side by side: each staging ends in an fsync, and the file
-	// system takes the syncs of many together as quickly as one.
+	if err := journal.MarkDone(); err != nil {
+		revert()
+		return fmt.Errorf("cannot keep the journal: %s", Reason(err))
+	}
+	// Done, whatever comes: should toolkit be killed now, Recover lets the
+	// old contents go and removes the directories that are left.
+	for _, u := range undos {
+		u.forget()
+	}
+	for _, o := range c.ops {
+		if o.kind == opDropDir {
+			if d, err := c.dir(filepath.Dir(o.target)); err == nil && unix.Unlinkat(int(d.Fd()), filepath.Base(o.target), unix.AT_REMOVEDIR) == nil {
+				c.touched[filepath.Dir(o.target)] = true // only an empty one went
+			}
+		}
+	}
+	var first error
+	for _, at := range slices.Sorted(maps.Keys(c.touched)) {
+		if d, err := c.dir(at); err == nil {
+			if err := d.Sync(); err != nil && first == nil {
+				first = &Unsynced{Err: err}
+			}
+		}
+	}
+	for _, u := range undos {
+		u.close()
+	}
+	return first
+}
+
+// plan turns the changes into ops, in the order they are done, each with
+// its journal step.
+func (c *commit) plan() error {
+	made := map[string]bool{}
+	add := func(o *op) { c.ops = append(c.ops, o) }
+	for i, ch := range c.changes {
+		switch {
+		case ch.RemoveDir:
+			add(&op{kind: opDropDir, c: i, target: ch.Target})
+		case ch.Dir:
+			mode := ch.Like.Mode
+			now, err := c.lstat(ch.Target)
+			switch {
+			case err == nil && now.IsDir():
+				if mode != 0 && mode != now.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) {
+					add(&op{kind: opChmod, c: i, target: ch.Target, mode: mode})
+				}
+				continue
+			case err == nil:
+				if ch.Expect.Absent {
+					return fmt.Errorf("%s: %s", ch.Path, &Changed{What: "something is there now"})
+				}
+				add(&op{kind: opRemove, c: i, target: ch.Target, expect: ch.Expect})
+			case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, root.ErrNotDirect):
+				return errors.New(CannotWrite(ch.Path, err))
+			}
+			add(&op{kind: opMkdir, c: i, target: ch.Target})
+			made[ch.Target] = true
+			if mode != 0 {
+				add(&op{kind: opChmod, c: i, target: ch.Target, mode: mode})
+			}
+		case ch.Content != nil:
+			expect := ch.Expect
+			if expect.Dir {
+				add(&op{kind: opRmdir, c: i, target: ch.Target, expect: expect})
+				expect = Expect{Absent: true}
+			}
+			add(&op{kind: opPut, c: i, target: ch.Target, expect: expect})
+		default:
+			add(&op{kind: opRemove, c: i, target: ch.Target, expect: ch.Expect})
+		}
+	}
+	// The directories missing on the way to what is made are made too.
+	for _, o := range slices.Clone(c.ops) {
+		if o.kind != opPut && o.kind != opMkdir {
+			continue
+		}
+		for d := filepath.Dir(o.target); d != "." && d != "/" && !made[d]; d = filepath.Dir(d) {
+			_, err := c.dir(d)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				return errors.New(CannotWrite(c.changes[o.c].Path, err))
+			}
+			made[d] = true
+			add(&op{kind: opMkdir, c: o.c, target: d})
+		}
+	}
+	depth := func(p string) int { return strings.Count(filepath.Clean(p), "/") }
+	slices.SortStableFunc(c.ops, func(a, b *op) int {
+		if a.kind != b.kind {
+			return int(a.kind) - int(b.kind)
+		}
+		switch a.kind {
+		case opRmdir, opDropDir:
+			return depth(b.target) - depth(a.target) // the deepest first
+		case opMkdir:
+			return depth(a.target) - depth(b.target) // the shallowest first
+		}
+		return 0
+	})
+	return nil
+}
+
+// lstat is what target is now, looked at in its directory: ErrNotDirect
+// where a link or a file is on the way.
+func (c *commit) lstat(target string) (os.FileInfo, error) {
+	d, err := c.dir(filepath.Dir(target))
+	if err != nil {
+		return nil, err
+	}
+	return lstatAt(d, filepath.Base(target))
+}
+
+// dir is the directory at, opened once with no link on the way.
+func (c *commit) dir(at string) (*os.File, error) {
+	if d := c.dirs[at]; d != nil {
+		return d, nil
+	}
+	d, err := c.r.OpenDirect(at)
+	if err != nil {
+		return nil, err
+	}
+	c.dirs[at] = d
+	return d, nil
+}
+
+// stage stages, side by side, the contents whose directory is there (each
+// staging ends in an fsync, and the file system takes the syncs of many
+// together as quickly as one), and names the rest's temporary files; then
+// makes each op's journal step.
+func (c *commit) stage() error {
+	made, gone := map[string]bool{}, map[string]bool{}
+	for _, o := range c.ops {
+		switch o.kind {
+		case opMkdir:
+			made[o.target] = true
+		case opRmdir:
+			gone[o.target] = true
+		}
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxStaging)
-	for i, c := range changes {
-		if c.Content == nil || c.RemoveDir {
+	errs := make([]error, len(c.ops))
+	for i, o := range c.ops {
+		if o.kind != opPut {
 			continue
+		}
+		ch := c.changes[o.c]
+		at := filepath.Dir(o.target)
+		if made[at] {
+			if o.expect.SHA256 != "" || o.expect.Dir {
+				return fmt.Errorf("%s: %s", ch.Path, &Changed{What: "it is not there"})
+			}
+			o.expect = Expect{Absent: true} // in a directory the commit makes
+			o.temp = tempfile.Name("."+filepath.Base(o.target)+".toolkit-", ".tmp")
+			continue
+		}
+		d, err := c.dir(at)
+		if err != nil {
+			return errors.New(CannotWrite(ch.Path, err))
 		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if c.Link {
-				staged[i], errs[i] = StageLink(r, c.Target, string(c.Content), dirs[filepath.Dir(c.Target)])
-				return
-			}
-			staged[i], errs[i] = stage(r, c.Target, c.Like, c.Expect.SHA256 != "", dirs[filepath.Dir(c.Target)], func(w io.Writer) error {
-				_, err := w.Write(c.Content)
-				return err
-			})
+			o.staged, errs[i] = c.stageOne(o, d)
 		}()
 	}
 	wg.Wait()
-	abort := func(from int) {
-		for _, s := range staged[from:] {
-			if s != nil {
-				s.Abort()
-			}
-		}
-	}
 	for i, err := range errs {
 		if err != nil {
-			abort(0)
-			return errors.New(CannotWrite(changes[i].Path, err))
+			return errors.New(CannotWrite(c.changes[c.ops[i].c].Path, err))
 		}
 	}
-	// The journal names every file and the names their old and new
-	// contents have on the way, before the first rename: should toolkit be
-	// killed in the middle, the next call puts them back (Recover).
-	steps := make([]JournalStep, len(changes))
-	backups := make([]string, len(changes))
-	for i, c := range changes {
+	for _, o := range c.ops {
+		ch := c.changes[o.c]
 		var err error
-		switch {
-		case c.RemoveDir:
-			steps[i], err = stepFor(r, c.Target)
-			steps[i].RemoveDir = true
-		case staged[i] != nil:
-			steps[i], err = staged[i].Plan(r, c.Expect, c.Content)
-		default:
-			steps[i], err = PlanRemove(r, c.Target)
-			backups[i] = steps[i].Backup
+		switch o.kind {
+		case opPut:
+			if o.staged != nil {
+				o.step, err = o.staged.Plan(c.r, o.expect, ch.Content)
+			} else {
+				o.step, err = stepFor(c.r, o.target)
+				o.step.Temp, o.step.NewSHA256 = o.temp, SHA256(ch.Content)
+			}
+		case opRemove:
+			o.backupAt = filepath.Dir(o.target)
+			for d := o.backupAt; d != "." && d != "/"; d = filepath.Dir(d) {
+				if gone[d] {
+					o.backupAt = filepath.Dir(d)
+				}
+			}
+			o.step, err = PlanRemove(c.r, o.target)
+			if err == nil && o.backupAt != filepath.Dir(o.target) {
+				var b JournalStep
+				b, err = stepFor(c.r, filepath.Join(o.backupAt, "x"))
+				o.step.BackupDir = b.Dir
+			}
+		case opRmdir:
+			var fi os.FileInfo
+			if fi, err = c.lstat(o.target); err == nil {
+				o.mode = fi.Mode().Perm() | fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)
+				o.step, err = stepFor(c.r, o.target)
+				o.step.RmDir, o.step.Mode = true, uint32(unixMode(o.mode))
+			}
+		case opMkdir:
+			o.step, err = stepFor(c.r, o.target)
+			o.step.MakeDir = true
+		case opChmod:
+			o.step, err = stepFor(c.r, o.target)
+			o.step.SetMode = true
+			if fi, lerr := c.lstat(o.target); lerr == nil {
+				o.step.Mode = uint32(unixMode(fi.Mode()))
+			}
+		case opDropDir:
+			o.step, err = stepFor(c.r, o.target)
+			o.step.RemoveDir = true
 		}
 		if err != nil {
-			abort(0)
-			return errors.New(CannotWrite(c.Path, err))
+			return errors.New(CannotWrite(ch.Path, err))
 		}
 	}
-	journal, err := BeginJournal(steps)
+	return nil
+}
+
+// stageOne stages an op's content in its directory d.
+func (c *commit) stageOne(o *op, d *os.File) (*Staged, error) {
+	ch := c.changes[o.c]
+	var what over
+	if o.expect.SHA256 != "" {
+		what |= overLink
+	}
+	if ch.Expect.Dir {
+		what |= overDir
+	}
+	if ch.Link {
+		s, err := stageLink(c.r, o.target, string(ch.Content), what, d)
+		if err == nil && o.temp != "" {
+			s.name = o.temp
+		}
+		return s, err
+	}
+	return stageNamed(c.r, o.target, ch.Like, what, d, o.temp, func(w io.Writer) error {
+		_, err := w.Write(ch.Content)
+		return err
+	})
+}
+
+// do does one op, once the journal names it: what puts it back should a
+// later one fail (an Undo, or a function).
+func (c *commit) do(o *op) (*Undo, func() error, error) {
+	at, base := filepath.Dir(o.target), filepath.Base(o.target)
+	d, err := c.dir(at)
 	if err != nil {
-		abort(0)
-		return fmt.Errorf("cannot keep the journal: %s", Reason(err))
+		return nil, nil, err
 	}
-	defer journal.Close()
-	// Links are made once the journal names them: should toolkit be
-	// killed now, Recover removes them.
-	for i, s := range staged {
-		if s == nil || s.linkDest == "" {
-			continue
-		}
-		if err := s.PlaceLink(); err != nil {
-			abort(0)
-			return errors.New(CannotWrite(changes[i].Path, err))
-		}
-	}
-	var undos []*Undo
-	for i, c := range changes {
-		if c.RemoveDir {
-			continue
-		}
+	dfd := int(d.Fd())
+	c.touched[at] = true
+	switch o.kind {
+	case opRemove:
 		if TestHookRename != nil {
-			TestHookRename(c.Target)
+			TestHookRename(o.target)
 		}
-		var u *Undo
-		var err error
-		if staged[i] != nil {
-			u, err = staged[i].CommitUndo(c.Expect)
-			staged[i] = nil
-		} else {
-			u, err = removeUndo(r, dirs[filepath.Dir(c.Target)], c.Target, c.Expect, backups[i])
+		if o.backupAt == at {
+			u, err := removeUndo(c.r, d, o.target, o.expect, o.step.Backup, nil, nil)
+			return u, nil, err
 		}
-		if err == nil {
-			undos = append(undos, u)
-			continue
+		// Its directory goes too: the old content waits above it.
+		bd, err := c.dir(o.backupAt)
+		if err != nil {
+			return nil, nil, err
 		}
-		for _, undo := range slices.Backward(undos) {
-			_ = undo.Revert()
+		c.touched[o.backupAt] = true
+		u, err := removeUndo(c.r, d, o.target, o.expect, o.step.Backup, bd, func() (*os.File, error) { return c.r.OpenDirect(at) })
+		return u, nil, err
+	case opRmdir:
+		if fi, err := lstatAt(d, base); err != nil || !fi.IsDir() {
+			return nil, nil, &Changed{What: "it is no longer a directory"}
 		}
-		abort(i + 1)
-		if changed, ok := errors.AsType[*Changed](err); ok {
-			return fmt.Errorf("%s: %s", c.Path, changed)
+		if err := unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR); err != nil {
+			return nil, nil, &fs.PathError{Op: "remove", Path: o.target, Err: err}
 		}
-		return errors.New(CannotWrite(c.Path, err))
+		return nil, func() error { return remake(d, base, o.mode) }, nil
+	case opMkdir:
+		if err := unix.Mkdirat(dfd, base, 0o755); err != nil {
+			if errors.Is(err, syscall.EEXIST) {
+				return nil, nil, &Changed{What: "something is there now"}
+			}
+			return nil, nil, &fs.PathError{Op: "mkdir", Path: o.target, Err: err}
+		}
+		c.touched[o.target] = true
+		return nil, func() error { return unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR) }, nil
+	case opChmod:
+		fi, err := lstatAt(d, base)
+		if err != nil || !fi.IsDir() {
+			return nil, nil, &Changed{What: "it is no longer a directory"}
+		}
+		was := fi.Mode().Perm() | fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)
+		if err := chmodDir(d, base, o.mode); err != nil {
+			return nil, nil, err
+		}
+		return nil, func() error { return chmodDir(d, base, was) }, nil
 	}
-	if err := journal.MarkDone(); err != nil {
-		for _, undo := range slices.Backward(undos) {
-			_ = undo.Revert()
-		}
-		return fmt.Errorf("cannot keep the journal: %s", Reason(err))
-	}
-	// Done, whatever comes: should toolkit be killed now, Recover lets the
-	// old contents go and removes the directories that are left.
-	err = Done(undos)
-	for _, c := range changes {
-		if c.RemoveDir {
-			_ = r.Remove(c.Target) // only an empty one goes
+	// opPut.
+	if o.staged == nil {
+		// In a directory the commit made: staged now, under the name the
+		// journal gave it (an unnamed file is linked in under its own).
+		if o.staged, err = c.stageOne(o, d); err != nil {
+			return nil, nil, err
 		}
 	}
-	return err
+	s := o.staged
+	if s.linkDest != "" {
+		if err := s.PlaceLink(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if TestHookRename != nil {
+		TestHookRename(o.target)
+	}
+	u, err := s.CommitUndo(o.expect)
+	o.staged = nil
+	return u, nil, err
+}
+
+// remake makes again a directory a commit removed, with its mode.
+func remake(d *os.File, base string, mode fs.FileMode) error {
+	if err := unix.Mkdirat(int(d.Fd()), base, 0o700); err != nil {
+		return err
+	}
+	return chmodDir(d, base, mode)
+}
+
+// abort drops what is staged and not in place.
+func (c *commit) abort() {
+	for _, o := range c.ops {
+		if o.staged != nil {
+			o.staged.Abort()
+			o.staged = nil
+		}
+	}
+}
+
+func (c *commit) closeDirs() {
+	for _, d := range c.dirs {
+		d.Close()
+	}
+}
+
+// unixMode is a mode's st_mode bits: permissions, setuid, setgid, sticky.
+func unixMode(m fs.FileMode) uint32 {
+	u := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		u |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= unix.S_ISVTX
+	}
+	return u
 }

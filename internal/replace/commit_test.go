@@ -86,3 +86,92 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestCommitKinds: a path changes kind, all or none, and nothing is ever
+// written through a link: a link where a directory was becomes the
+// directory again with its file (the file the link reached is left as it
+// is); a directory becomes a file once emptied, and a file a directory; a
+// directory's mode is set; a directory the commit was to remove if empty
+// is never a file that took its name. A commit that cannot do one of them
+// (a directory to take a file's place that holds another file) does none,
+// and leaves nothing of its own behind.
+func TestCommitKinds(t *testing.T) {
+	t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
+	dir := t.TempDir()
+	r, err := root.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	at := func(p string) string { return filepath.Join(dir, p) }
+	read := func(p string) string {
+		b, err := os.ReadFile(at(p))
+		if err != nil {
+			return "(none)"
+		}
+		return string(b)
+	}
+	must(t, os.MkdirAll(at("rel/v2"), 0o755))
+	must(t, os.WriteFile(at("rel/v2/app"), []byte("two\n"), 0o644))
+	must(t, os.Symlink("rel/v2", at("cur")))
+	must(t, os.MkdirAll(at("f"), 0o755))
+	must(t, os.WriteFile(at("f/inner"), []byte("in\n"), 0o644))
+	must(t, os.WriteFile(at("g"), []byte("back\n"), 0o644))
+	must(t, os.MkdirAll(at("src"), 0o755))
+	changes := []Change{
+		{Path: "cur", Target: "cur", Dir: true, Like: Like{Mode: 0o750}, Expect: Expect{SHA256: sha("rel/v2")}},
+		{Path: "cur/app", Target: "cur/app", Content: []byte("cfg\n"), Expect: Expect{Absent: true}},
+		{Path: "f/inner", Target: "f/inner", Expect: Expect{SHA256: sha("in\n")}},
+		{Path: "f", Target: "f", Content: []byte("orig\n"), Like: Like{Mode: 0o640}, Expect: Expect{Dir: true}},
+		{Path: "g", Target: "g", Dir: true, Expect: Expect{SHA256: sha("back\n")}},
+		{Path: "g/inner", Target: "g/inner", Content: []byte("in\n"), Expect: Expect{Absent: true}},
+		{Path: "src", Target: "src", Dir: true, Like: Like{Mode: 0o711}},
+		{Path: "f", Target: "f", RemoveDir: true},
+	}
+	before := map[string]string{"rel/v2/app": "two\n", "f/inner": "in\n", "g": "back\n", "cur/app": "two\n"}
+	for p, want := range before {
+		if got := read(p); got != want {
+			t.Fatalf("set up: %s is %q", p, got)
+		}
+	}
+	// Refused: a file the commit does not know of is in f.
+	must(t, os.WriteFile(at("f/other"), []byte("x"), 0o644))
+	if err := CommitAll(r, changes); err == nil {
+		t.Fatal("a directory holding another file was replaced")
+	}
+	for p, want := range before {
+		if got := read(p); got != want {
+			t.Fatalf("a refused commit changed %s: %q", p, got)
+		}
+	}
+	if linkTo(dir, "cur") != "rel/v2" {
+		t.Fatalf("a refused commit changed the link: %s", linkTo(dir, "cur"))
+	}
+	if left, _ := filepath.Glob(at("*/.*toolkit*")); len(left) > 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+	must(t, os.Remove(at("f/other")))
+	if err := CommitAll(r, changes); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(at("cur"))
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o750 || read("cur/app") != "cfg\n" || read("rel/v2/app") != "two\n" {
+		t.Fatalf("cur: %v %v, cur/app %q, rel/v2/app %q", fi, err, read("cur/app"), read("rel/v2/app"))
+	}
+	fi, err = os.Lstat(at("f"))
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o640 || read("f") != "orig\n" {
+		t.Fatalf("f: %v %v %q", fi, err, read("f"))
+	}
+	fi, err = os.Lstat(at("g"))
+	if err != nil || !fi.IsDir() || read("g/inner") != "in\n" {
+		t.Fatalf("g: %v %v %q", fi, err, read("g/inner"))
+	}
+	if fi, err = os.Lstat(at("src")); err != nil || fi.Mode().Perm() != 0o711 {
+		t.Fatalf("src: %v %v", fi, err)
+	}
+	for _, p := range []string{".", "cur", "g"} {
+		if left, _ := filepath.Glob(filepath.Join(at(p), ".*toolkit*")); len(left) > 0 {
+			t.Fatalf("left behind: %v", left)
+		}
+	}
+}

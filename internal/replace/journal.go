@@ -47,6 +47,9 @@ type JournalStep struct {
 	// Backup is the old content's name in Dir while the change is not done;
 	// "" when there was no file.
 	Backup string `json:"backup,omitempty"`
+	// BackupDir is where Backup is, where not in Dir: the directory above
+	// one the commit removes (absolute).
+	BackupDir string `json:"backup_dir,omitempty"`
 	// Temp is the name a new content has in Dir before its rename, if it
 	// has one.
 	Temp string `json:"temp,omitempty"`
@@ -56,6 +59,18 @@ type JournalStep struct {
 	// RemoveDir: Name is a directory to remove once every file is in place,
 	// if it is empty then.
 	RemoveDir bool `json:"remove_dir,omitempty"`
+	// MakeDir: Name is a directory the commit makes; put back, it goes if
+	// it is empty.
+	MakeDir bool `json:"make_dir,omitempty"`
+	// RmDir: Name is an empty directory the commit removes (something
+	// else takes its place); put back, it is made again with Mode.
+	RmDir bool `json:"rm_dir,omitempty"`
+	// SetMode: Name is a directory the commit gives a mode; put back, it
+	// gets Mode again.
+	SetMode bool `json:"set_mode,omitempty"`
+	// Mode is an RmDir's or SetMode's directory's mode before the commit:
+	// its permissions, setuid, setgid and sticky bits.
+	Mode uint32 `json:"mode,omitempty"`
 }
 
 // Plan chooses the names CommitUndo will use for a staged content, so that
@@ -297,6 +312,22 @@ func exists(entries []os.DirEntry, name string) bool {
 // recoverStep puts one file back (done: lets its old content go), and
 // removes its temporary name.
 func recoverStep(s JournalStep, done bool) error {
+	bfd := -1 // where Backup is kept
+	if s.BackupDir != "" && s.Backup != "" {
+		b, err := os.Open(s.BackupDir)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		bfd = int(b.Fd())
+		if done {
+			// Its directory went with the commit.
+			if err := unix.Unlinkat(bfd, s.Backup, 0); err != nil && !errors.Is(err, syscall.ENOENT) {
+				return err
+			}
+			return b.Sync()
+		}
+	}
 	d, err := os.Open(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // nothing was made there
@@ -306,21 +337,35 @@ func recoverStep(s JournalStep, done bool) error {
 	}
 	defer d.Close()
 	dfd := int(d.Fd())
+	if bfd < 0 {
+		bfd = dfd
+	}
 	if s.Temp != "" {
 		_ = unix.Unlinkat(dfd, s.Temp, 0)
 	}
 	var first error
 	switch {
+	case done && (s.MakeDir || s.RmDir || s.SetMode):
+	case s.MakeDir:
+		_ = unix.Unlinkat(dfd, s.Name, unix.AT_REMOVEDIR) // only an empty one goes
+	case s.RmDir:
+		if err := remake(d, s.Name, ModeOf(s.Mode)); err != nil && !errors.Is(err, syscall.EEXIST) {
+			first = err
+		}
+	case s.SetMode:
+		if err := chmodDir(d, s.Name, ModeOf(s.Mode)); err != nil && !errors.Is(err, syscall.ENOENT) {
+			first = err
+		}
 	case s.RemoveDir:
 		if done {
 			_ = unix.Unlinkat(dfd, s.Name, unix.AT_REMOVEDIR) // only an empty one goes
 		}
 	case done && s.Backup != "":
-		if err := unix.Unlinkat(dfd, s.Backup, 0); err != nil && !errors.Is(err, syscall.ENOENT) {
+		if err := unix.Unlinkat(bfd, s.Backup, 0); err != nil && !errors.Is(err, syscall.ENOENT) {
 			first = err
 		}
 	case s.Backup != "":
-		err := unix.Renameat(dfd, s.Backup, dfd, s.Name)
+		err := unix.Renameat(bfd, s.Backup, dfd, s.Name)
 		switch {
 		case errors.Is(err, syscall.ENOENT): // its step had not begun
 		case err != nil:
@@ -328,7 +373,7 @@ func recoverStep(s JournalStep, done bool) error {
 		default:
 			// Killed between keeping the old content and the rename, the two
 			// names are links to one file, and rename(2) leaves both.
-			_ = unix.Unlinkat(dfd, s.Backup, 0)
+			_ = unix.Unlinkat(bfd, s.Backup, 0)
 		}
 	case !done && s.NewSHA256 != "":
 		// A file the commit made: removed if it is still what it wrote.

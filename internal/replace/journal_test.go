@@ -114,3 +114,58 @@ func sha(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// TestRecoverKinds: a commit killed after it changed a path's kind is put
+// back: the directory it made goes (empty once its file is taken back),
+// the directory it removed is made again with its mode and gets back the
+// file kept above it, a directory's mode is set back. Finished instead,
+// the file kept above the directory it removed is let go.
+func TestRecoverKinds(t *testing.T) {
+	t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
+	for _, done := range []bool{false, true} {
+		dir := t.TempDir()
+		at := func(p string) string { return filepath.Join(dir, p) }
+		// What the commit did, in its order: f/inner kept above f (as
+		// .inner.old), f removed, d made, d/new written, src's mode set.
+		must(t, os.WriteFile(at(".inner.old"), []byte("in\n"), 0o644))
+		must(t, os.MkdirAll(at("d"), 0o755))
+		must(t, os.WriteFile(at("d/new"), []byte("new\n"), 0o644))
+		must(t, os.MkdirAll(at("src"), 0o711))
+		must(t, os.Chmod(at("src"), 0o711))
+		steps := []JournalStep{
+			{Dir: at("f"), Name: "inner", Backup: ".inner.old", BackupDir: dir},
+			{Dir: dir, Name: "f", RmDir: true, Mode: 0o750},
+			{Dir: dir, Name: "d", MakeDir: true},
+			{Dir: at("d"), Name: "new", NewSHA256: sha("new\n")},
+			{Dir: dir, Name: "src", SetMode: true, Mode: 0o755},
+		}
+		j, err := BeginJournal(steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			must(t, j.MarkDone())
+		}
+		j.f.Close()
+		if said := Recover(nil); len(said) != 1 {
+			t.Fatalf("done=%v: said %v", done, said)
+		}
+		fi, ferr := os.Stat(at("f"))
+		_, derr := os.Stat(at("d"))
+		src, _ := os.Stat(at("src"))
+		b, _ := os.ReadFile(at("f/inner"))
+		_, kept := os.Stat(at(".inner.old"))
+		switch {
+		case !done && (ferr != nil || fi.Mode().Perm() != 0o750 || string(b) != "in\n"):
+			t.Fatalf("f not put back: %v %v %q", fi, ferr, b)
+		case !done && derr == nil:
+			t.Fatal("the directory made is still there")
+		case !done && src.Mode().Perm() != 0o755:
+			t.Fatalf("src's mode: %v", src.Mode())
+		case done && (ferr == nil || derr != nil || src.Mode().Perm() != 0o711):
+			t.Fatalf("a finished commit was changed: f %v, d %v, src %v", ferr, derr, src.Mode())
+		case kept == nil:
+			t.Fatal("the old content is left above the directory")
+		}
+	}
+}

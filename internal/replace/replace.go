@@ -53,6 +53,7 @@ type Staged struct {
 	like     Like
 	backup   string // CommitUndo's name for the old content, when planned (Plan)
 	linkName string // the name an unnamed file takes before its rename, when planned
+	want     string // the name a named temporary file takes, when a journal gave it one
 	// oldLink: what is replaced is a symbolic link (undo's), taken away,
 	// never followed.
 	oldLink bool
@@ -71,6 +72,7 @@ type Staged struct {
 type Expect struct {
 	Absent bool   // there must be no file
 	SHA256 string // a prefix (12 or more hex digits) of its sha256; "" for any
+	Dir    bool   // a directory must be there (CommitAll's: it goes, empty, for what takes its place)
 }
 
 // Check says whether a file whose sha256 is now (nil: no file) is what e
@@ -96,10 +98,13 @@ func IfMatch(want string) Expect {
 type Changed struct {
 	Now    *string // the target's sha256 now; nil when there is none
 	Absent bool    // there was to be no file
+	What   string  // what is there now, in words, where no sha256 says it
 }
 
 func (c *Changed) Error() string {
 	switch {
+	case c.What != "":
+		return "changed since it was read (" + c.What + ")"
 	case c.Now == nil:
 		return "changed since it was read (it no longer exists)"
 	case c.Absent:
@@ -132,14 +137,29 @@ type Like struct {
 
 // StageLike is Stage with the mode and owner taken as like says.
 func StageLike(r *root.Root, target string, like Like, write func(io.Writer) error) (*Staged, error) {
-	return stage(r, target, like, false, nil, write)
+	return stage(r, target, like, 0, nil, write)
 }
 
-// stage is StageLike; overLink lets what it replaces be a symbolic link;
-// dir, when not nil, is the target's directory, already open (CommitAll's).
-func stage(r *root.Root, target string, like Like, overLink bool, dir *os.File, write func(io.Writer) error) (*Staged, error) {
-	s := &Staged{r: r, target: target, like: like}
-	if err := s.openDir(overLink, dir); err != nil {
+// over says what a staged content may replace besides a regular file.
+type over uint8
+
+const (
+	overLink over = 1 << iota // a symbolic link (undo's), taken away, never followed
+	overDir                   // a directory CommitAll removes first: the content is a new file
+)
+
+// stage is StageLike; what lets what it replaces be a symbolic link or a
+// directory; dir, when not nil, is the target's directory, already open
+// (CommitAll's).
+func stage(r *root.Root, target string, like Like, what over, dir *os.File, write func(io.Writer) error) (*Staged, error) {
+	return stageNamed(r, target, like, what, dir, "", write)
+}
+
+// stageNamed is stage; a named temporary file, where one is made, is
+// called name when it is not "" (a journal named it first).
+func stageNamed(r *root.Root, target string, like Like, what over, dir *os.File, name string, write func(io.Writer) error) (*Staged, error) {
+	s := &Staged{r: r, target: target, like: like, want: name}
+	if err := s.openDir(what, dir); err != nil {
 		return nil, err
 	}
 	if err := s.open(); err != nil {
@@ -167,37 +187,46 @@ func stage(r *root.Root, target string, like Like, overLink bool, dir *os.File, 
 	return s, nil
 }
 
-// openDir looks at what the target is now (a regular file, nothing, or,
-// with overLink, a symbolic link), then makes the directories on the way
-// and opens the target's, unless dir is that one, already open.
-func (s *Staged) openDir(overLink bool, dir *os.File) error {
-	old, err := s.r.Lstat(s.target)
-	switch {
-	case err == nil && old.IsDir():
-		return &fs.PathError{Op: "write", Path: s.target, Err: syscall.EISDIR}
-	case err == nil && overLink && old.Mode()&fs.ModeSymlink != 0:
-		s.Old, s.oldLink = old, true
-	case err == nil && !old.Mode().IsRegular():
-		return &fs.PathError{Op: "write", Path: s.target, Err: ErrNotRegular}
-	case err == nil:
-		s.Old = old
-	case !errors.Is(err, fs.ErrNotExist):
-		return err
-	}
+// openDir opens the target's directory (making it and those on the way),
+// unless dir is that one, already open, then looks at what the target is
+// now in it: a regular file, nothing, or, as what allows, a symbolic link
+// or a directory (taken for nothing: it goes before the rename).
+func (s *Staged) openDir(what over, dir *os.File) error {
 	if dir != nil {
 		s.dir, s.shared = dir, true
-		return nil
+	} else {
+		var err error
+		if s.dir, err = OpenDir(s.r, filepath.Dir(s.target)); err != nil {
+			return err
+		}
 	}
-	s.dir, err = OpenDir(s.r, filepath.Dir(s.target))
+	old, err := lstatAt(s.dir, filepath.Base(s.target))
+	switch {
+	case err == nil && old.IsDir() && what&overDir != 0:
+	case err == nil && old.IsDir():
+		err = &fs.PathError{Op: "write", Path: s.target, Err: syscall.EISDIR}
+	case err == nil && what&overLink != 0 && old.Mode()&fs.ModeSymlink != 0:
+		s.Old, s.oldLink = old, true
+	case err == nil && !old.Mode().IsRegular():
+		err = &fs.PathError{Op: "write", Path: s.target, Err: ErrNotRegular}
+	case err == nil:
+		s.Old = old
+	case errors.Is(err, fs.ErrNotExist):
+		err = nil
+	}
+	if err != nil {
+		s.closeDir()
+	}
 	return err
 }
 
-// OpenDir makes a target's directory and those on the way, and opens it.
+// OpenDir makes a target's directory and those on the way, and opens it
+// with no link on the way (root.OpenDirect): the target's path has none.
 func OpenDir(r *root.Root, dir string) (*os.File, error) {
 	if err := r.MkdirAll(dir, 0o755); err != nil {
 		return nil, &DirError{Dir: dir, Err: err, Make: true}
 	}
-	return r.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	return r.OpenDirect(dir)
 }
 
 // closeDir closes the target's directory, unless it is CommitAll's.
@@ -212,8 +241,13 @@ func (s *Staged) closeDir() {
 // link. Its temporary name is chosen now, and the link made only once a
 // journal names it (PlaceLink): a kill before then leaves nothing behind.
 func StageLink(r *root.Root, target, dest string, dir *os.File) (*Staged, error) {
+	return stageLink(r, target, dest, overLink, dir)
+}
+
+// stageLink is StageLink; what says what it may replace besides a link.
+func stageLink(r *root.Root, target, dest string, what over, dir *os.File) (*Staged, error) {
 	s := &Staged{r: r, target: target, linkDest: dest}
-	if err := s.openDir(true, dir); err != nil {
+	if err := s.openDir(what|overLink, dir); err != nil {
 		return nil, err
 	}
 	s.name = tempfile.Name("."+filepath.Base(target)+".toolkit-", ".tmp")
@@ -247,8 +281,11 @@ func (s *Staged) open() error {
 			return &fs.PathError{Op: "create", Path: filepath.Dir(s.target), Err: err}
 		}
 	}
-	s.name = tempfile.Name("."+filepath.Base(s.target)+".toolkit-", ".tmp")
-	f, err := s.r.OpenFile(filepath.Join(filepath.Dir(s.target), s.name), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	s.name = s.want
+	if s.name == "" {
+		s.name = tempfile.Name("."+filepath.Base(s.target)+".toolkit-", ".tmp")
+	}
+	f, err := openAt(s.dir, s.name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL, 0o600)
 	if err != nil {
 		s.name = ""
 		return err
@@ -441,7 +478,7 @@ func (s *Staged) current() (*string, error) {
 // cut to its length, synced.
 func (s *Staged) writeInPlace(why string) (Result, error) {
 	s.drop()
-	t, err := s.r.OpenFile(s.target, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	t, err := openAt(s.dir, filepath.Base(s.target), unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s, and it cannot be written in place: %w", why, err)
 	}

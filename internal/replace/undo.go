@@ -19,11 +19,15 @@ import (
 // old content is kept under a name of its own beside it.
 type Undo struct {
 	dir    *os.File
-	dirAt  string // dir's path in the root
 	base   string // the file's name in dir
 	backup string // the old file's name while the change is not done; "" when there was none
 	added  bool   // the change made the file: undoing removes it
 	shared bool   // dir is CommitAll's: not closed here
+	// backupDir, when not nil, is where backup is (CommitAll's): the
+	// directory above one the commit removes; again then finds the file's
+	// directory made anew, should Revert put it back.
+	backupDir *os.File
+	again     func() (*os.File, error)
 }
 
 // CommitUndo is Commit for one of many changes: the rename is done, never
@@ -36,7 +40,7 @@ func (s *Staged) CommitUndo(expect Expect) (*Undo, error) {
 	if unix.Flock(dfd, unix.LOCK_EX) == nil {
 		defer unix.Flock(dfd, unix.LOCK_UN)
 	}
-	u := &Undo{dir: s.dir, dirAt: filepath.Dir(s.target), base: filepath.Base(s.target), shared: s.shared}
+	u := &Undo{dir: s.dir, base: filepath.Base(s.target), shared: s.shared}
 	if err := s.check(expect); err != nil {
 		s.drop()
 		u.close()
@@ -73,14 +77,16 @@ func (s *Staged) CommitUndo(expect Expect) (*Undo, error) {
 }
 
 // removeUndo removes path, in its directory dir (CommitAll's), if it is as
-// expect says, keeping its content under a name of its own beside it
-// (backup, if not "") until Done; Revert puts it back.
-func removeUndo(r *root.Root, dir *os.File, path string, expect Expect, backup string) (*Undo, error) {
+// expect says, keeping its content under the name backup until done: in
+// backupDir, where not nil (the directory above one the commit removes;
+// again finds path's directory once it is made anew), else beside it.
+// Revert puts it back.
+func removeUndo(r *root.Root, dir *os.File, path string, expect Expect, backup string, backupDir *os.File, again func() (*os.File, error)) (*Undo, error) {
 	dfd := int(dir.Fd())
 	if unix.Flock(dfd, unix.LOCK_EX) == nil {
 		defer unix.Flock(dfd, unix.LOCK_UN)
 	}
-	u := &Undo{dir: dir, dirAt: filepath.Dir(path), base: filepath.Base(path), shared: true}
+	u := &Undo{dir: dir, base: filepath.Base(path), shared: true, backupDir: backupDir, again: again}
 	s := &Staged{r: r, target: path, dir: dir, shared: true}
 	if err := s.check(expect); err != nil {
 		u.close()
@@ -90,51 +96,47 @@ func removeUndo(r *root.Root, dir *os.File, path string, expect Expect, backup s
 	if u.backup == "" {
 		u.backup = tempfile.Name("."+u.base+".toolkit-", ".old")
 	}
-	if err := unix.Renameat(dfd, u.base, dfd, u.backup); err != nil {
+	if err := unix.Renameat(dfd, u.base, u.backupFd(), u.backup); err != nil {
 		u.close()
 		return nil, &fs.PathError{Op: "remove", Path: path, Err: err}
 	}
 	return u, nil
 }
 
+// backupFd is the directory the old content is kept in.
+func (u *Undo) backupFd() int {
+	if u.backupDir != nil {
+		return int(u.backupDir.Fd())
+	}
+	return int(u.dir.Fd())
+}
+
 // Revert puts the old file back (or removes the new one).
 func (u *Undo) Revert() error {
 	defer u.close()
 	dfd := int(u.dir.Fd())
+	if u.again != nil {
+		// Its directory went and was made again: the one there now.
+		d, err := u.again()
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		dfd = int(d.Fd())
+	}
 	switch {
 	case u.backup != "":
-		return unix.Renameat(dfd, u.backup, dfd, u.base)
+		return unix.Renameat(u.backupFd(), u.backup, dfd, u.base)
 	case u.added:
 		return unix.Unlinkat(dfd, u.base, 0)
 	}
 	return nil
 }
 
-// Done lets the old contents go, then syncs each directory the changes
-// were in, once: a patch of 200 files in one directory syncs it once, not
-// 200 times.
-func Done(undos []*Undo) error {
-	var first error
-	synced := map[string]bool{}
-	for _, u := range undos {
-		u.forget()
-		if !synced[u.dirAt] {
-			synced[u.dirAt] = true
-			if err := u.dir.Sync(); err != nil && first == nil {
-				first = &Unsynced{Err: err}
-			}
-		}
-	}
-	for _, u := range undos {
-		u.close()
-	}
-	return first
-}
-
 // forget removes the old content kept.
 func (u *Undo) forget() {
 	if u.backup != "" {
-		_ = unix.Unlinkat(int(u.dir.Fd()), u.backup, 0)
+		_ = unix.Unlinkat(u.backupFd(), u.backup, 0)
 		u.backup = ""
 	}
 }
