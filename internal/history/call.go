@@ -530,6 +530,15 @@ func (c *comparer) same(old *Entry, s *seen) (Entry, fileRecord, bool) {
 		e.Sum, e.Flags = old.Sum, e.Flags&^Stored|old.Flags&Stored
 		return e, fileRecord{}, false
 	}
+	if sameStat(old, &e) && !old.isDir() && (old.Sum == [32]byte{} || s.isReg() && s.Size > maxHash) {
+		// Racy, and never hashed (a file of a big directory, one too large
+		// to hash): no sha256 can confirm it, and its stat stands. It is
+		// hashed now where it can be, for the comparisons after this one.
+		if content, ok := s.content(c.r); ok && content != nil {
+			e.Sum = hashOf(content)
+		}
+		return e, fileRecord{}, false
+	}
 	if e.isDir() && old.isDir() {
 		if e.Flags&Heavy == 0 {
 			return e, fileRecord{}, false // its entries say what changed in it

@@ -1025,3 +1025,32 @@ func snapDiff(want, got map[string]string) string {
 	}
 	return b.String()
 }
+
+// TestNeverHashed: a file no scan hashed (one of a directory that gained
+// BigDir files in a call, one larger than maxHash) is no change the next
+// walks find, racy as its entry was: no sha256 can confirm it, and its
+// stat stands. (Their entries were compared with the zero sha256.)
+func TestNeverHashed(t *testing.T) {
+	s := settings()
+	s.BigDir = 20
+	dir := newTreeWith(t, map[string]string{"a.txt": "a\n"}, s)
+	callWith(t, dir, s, func() {
+		for i := range 30 {
+			p := filepath.Join(dir, "dist", fmt.Sprintf("chunk%d.js", i))
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(t, os.WriteFile(p, []byte("x\n"), 0o644))
+		}
+		must(t, os.WriteFile(filepath.Join(dir, "huge.bin"), nil, 0o644))
+		must(t, os.Truncate(filepath.Join(dir, "huge.bin"), maxHash+1))
+	})
+	for range 2 {
+		if again := callWith(t, dir, s, func() {}); len(again.Files) > 0 || again.Outside != nil {
+			t.Fatalf("a whole walk said %q, outside %+v", said(again), again.Outside)
+		}
+	}
+	// A real change is still found.
+	ch := callWith(t, dir, s, func() { must(t, os.WriteFile(filepath.Join(dir, "dist", "chunk3.js"), []byte("y\n"), 0o644)) })
+	if got := said(ch); !slices.Equal(got, []string{"M dist/chunk3.js"}) {
+		t.Fatalf("said %q", got)
+	}
+}
