@@ -467,6 +467,9 @@ func (c *comparer) keep(content []byte, sum [32]byte) (bool, string) {
 // gone is a path that is no longer there.
 func (c *comparer) gone(old *Entry) (fileRecord, bool) {
 	fr := fileRecord{Path: old.Path, Status: "D", Dir: old.isDir(), Heavy: old.Flags&Heavy != 0, PreMode: old.Mode, Bytes: old.Size}
+	if fr.Heavy {
+		fr.Why = heavyWhy
+	}
 	if old.Sum != ([32]byte{}) {
 		fr.Pre = hex.EncodeToString(old.Sum[:])
 		fr.PreKept = old.Flags&Stored != 0 && c.h.store != nil && c.h.store.has(old.Sum)
@@ -483,6 +486,9 @@ func (c *comparer) gone(old *Entry) (fileRecord, bool) {
 	return fr, true
 }
 
+// heavyWhy is why a heavy directory's change cannot be taken back.
+const heavyWhy = "a heavy directory, its contents are not kept"
+
 // notKept says why the content an entry had is not kept.
 func (c *comparer) notKept(e *Entry) string {
 	switch {
@@ -491,7 +497,7 @@ func (c *comparer) notKept(e *Entry) string {
 	case e.isReg() && e.Size > c.h.s.MaxFile:
 		return fmt.Sprintf("too large (%s; history keeps files of up to %s)", size(e.Size), size(c.h.s.MaxFile))
 	case e.Flags&Heavy != 0:
-		return "a heavy directory is not kept"
+		return heavyWhy
 	}
 	return "its content before was not captured yet"
 }
@@ -500,6 +506,9 @@ func (c *comparer) notKept(e *Entry) string {
 func (c *comparer) came(s *seen, big map[string]int) (Entry, fileRecord, bool) {
 	e := s.Entry
 	fr := fileRecord{Path: e.Path, Status: "A", Dir: e.isDir(), Heavy: e.Flags&Heavy != 0, PostMode: e.Mode, Bytes: e.Size}
+	if fr.Heavy {
+		fr.Why = heavyWhy
+	}
 	if e.isDir() || topOf(e.Path, big) != "" {
 		return e, fr, true
 	}
@@ -543,7 +552,7 @@ func (c *comparer) same(old *Entry, s *seen) (Entry, fileRecord, bool) {
 		if e.Flags&Heavy == 0 {
 			return e, fileRecord{}, false // its entries say what changed in it
 		}
-		fr := fileRecord{Path: e.Path, Status: "M", Dir: true, Heavy: true, Why: "a heavy directory is not kept"}
+		fr := fileRecord{Path: e.Path, Status: "M", Dir: true, Heavy: true, Why: heavyWhy}
 		return e, fr, !sameStat(old, &e)
 	}
 	content, ok := s.content(c.r)

@@ -411,7 +411,7 @@ func fromBytes(files []fileRecord) []fileRecord {
 // known and kept (nothing, for a path the call made).
 func (f *fileRecord) restorable() bool {
 	switch {
-	case f.Why != "":
+	case f.Why != "" || f.Heavy || f.Files > 0:
 		return false
 	case f.Status == "A":
 		return true

@@ -248,7 +248,7 @@ func (h *history) load(a UndoArgs) (*undoPlan, error) {
 			}
 			switch {
 			case f.Heavy:
-				pp.notRestorable = "a heavy directory: its contents are not kept"
+				pp.notRestorable = heavyWhy
 			case f.Dir && f.Files > 0:
 				pp.notRestorable = f.Why
 			}
@@ -293,7 +293,7 @@ func (p *undoPlan) classify(look *looker, h *history, a UndoArgs, res *UndoResul
 		to := pp.to
 		switch {
 		case pp.notRestorable != "":
-			us.Why = pp.notRestorable
+			us.Why, us.Dir = pp.notRestorable, true
 			res.NotKept = append(res.NotKept, us)
 			continue
 		case (to.kind == regular || to.kind == symlink) && !to.kept:
