@@ -498,6 +498,8 @@ func (c *comparer) notKept(e *Entry) string {
 		return fmt.Sprintf("too large (%s; history keeps files of up to %s)", size(e.Size), size(c.h.s.MaxFile))
 	case e.Flags&Heavy != 0:
 		return heavyWhy
+	case e.Flags&Stored != 0:
+		return noLongerKept
 	}
 	return "its content before was not captured yet"
 }

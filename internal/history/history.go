@@ -129,6 +129,7 @@ func open(s Settings) (*history, error) {
 			h.close()
 			return nil, err
 		}
+		h.store.live = h.live
 	}
 	return h, nil
 }

@@ -61,6 +61,11 @@ type store struct {
 	looks   int // lookups since tail, before every record is read
 	loadErr error
 	buf     []byte // records read a block at a time by holds
+
+	// live, when set, is what trim keeps: the contents still needed, up
+	// to about the bytes given.
+	live     func(upTo int64) map[[32]byte]bool
+	trimming bool
 }
 
 // fewLooks is how many contents a call looks up through the packs'
@@ -74,10 +79,12 @@ type loc struct {
 }
 
 const (
-	maxPack     = 64 << 20
 	frameHeader = 4 + 32 + 4 + 4
 	idxRecord   = 48
 )
+
+// maxPack bounds a pack; a test makes it smaller.
+var maxPack int64 = 64 << 20
 
 var frameMagic = []byte("TKB1")
 
@@ -295,7 +302,12 @@ func (s *store) put(data []byte, sum [32]byte) error {
 	copy(frame[4:], sum[:])
 	binary.LittleEndian.PutUint32(frame[36:], uint32(len(data)))
 	binary.LittleEndian.PutUint32(frame[40:], uint32(comp.Len()))
-	frame = append(frame, comp.Bytes()...)
+	return s.appendFrame(append(frame, comp.Bytes()...), sum)
+}
+
+// appendFrame appends a whole frame, the content of sum, to the pack being
+// appended to, and its record after it.
+func (s *store) appendFrame(frame []byte, sum [32]byte) error {
 	if s.cur == nil || s.sizes[s.curNum]+int64(len(frame)) > maxPack {
 		if err := s.next(); err != nil {
 			return err
@@ -305,18 +317,32 @@ func (s *store) put(data []byte, sum [32]byte) error {
 	if _, err := s.cur.Write(frame); err != nil {
 		return err
 	}
+	n := uint32(len(frame) - frameHeader)
 	var rec [idxRecord]byte
 	copy(rec[:], sum[:])
 	binary.LittleEndian.PutUint32(rec[32:], uint32(s.curNum))
 	binary.LittleEndian.PutUint64(rec[36:], uint64(off))
-	binary.LittleEndian.PutUint32(rec[44:], uint32(comp.Len()))
+	binary.LittleEndian.PutUint32(rec[44:], n)
 	if _, err := s.curIdx.Write(rec[:]); err != nil {
 		return err
 	}
-	s.locs[sum] = loc{s.curNum, off, uint32(comp.Len())}
+	s.locs[sum] = loc{s.curNum, off, n}
 	s.sizes[s.curNum] += int64(len(frame))
 	s.total += int64(len(frame))
 	s.dirty = true
+	return nil
+}
+
+// syncAppended makes what was appended durable: the pack first, then its
+// records.
+func (s *store) syncAppended() error {
+	if err := unix.Fdatasync(int(s.cur.Fd())); err != nil {
+		return err
+	}
+	if err := unix.Fdatasync(int(s.curIdx.Fd())); err != nil {
+		return err
+	}
+	s.dirty = false
 	return nil
 }
 
@@ -353,23 +379,52 @@ func (s *store) sync() error {
 	if !s.dirty {
 		return nil
 	}
-	if err := unix.Fdatasync(int(s.cur.Fd())); err != nil {
-		return err
-	}
-	if err := unix.Fdatasync(int(s.curIdx.Fd())); err != nil {
+	if err := s.syncAppended(); err != nil {
 		return err
 	}
 	s.dirty = false
-	s.trim()
+	if s.total > s.cap && !s.trimming {
+		s.trimming = true
+		defer func() { s.trimming = false }()
+		return s.trim()
+	}
 	return nil
 }
 
-// trim removes the oldest packs while the store is over its cap, keeping
-// the one being appended.
-func (s *store) trim() {
+// trim keeps the store within its cap, as restic prune does: the oldest
+// packs go first, but what is live in one (s.live: the contents the
+// trees' indexes keep for the next change of each file, the pre-images
+// of the newest calls) is copied to the pack being appended to before it
+// goes, so that only old calls lose their undo. The one being appended to
+// stays.
+func (s *store) trim() error {
+	if err := s.ensure(); err != nil {
+		return err
+	}
+	var live map[[32]byte]bool
+	if s.live != nil {
+		live = s.live(s.cap * 3 / 4)
+	}
 	for _, n := range s.packs() {
-		if s.total <= s.cap || n == s.curNum {
-			return
+		if s.total <= s.cap {
+			break
+		}
+		if n == s.curNum {
+			continue
+		}
+		for sum, l := range s.locs {
+			if l.pack != n || !live[sum] {
+				continue
+			}
+			if err := s.copyFrame(sum, l); err != nil {
+				return err // the pack stays, and its contents with it
+			}
+		}
+		// The copies durable before their first place goes.
+		if s.dirty {
+			if err := s.syncAppended(); err != nil {
+				return err
+			}
 		}
 		os.Remove(s.idxPath(n)) // first: records without their pack are never read
 		os.Remove(s.packPath(n))
@@ -385,6 +440,24 @@ func (s *store) trim() {
 		s.total -= s.sizes[n]
 		delete(s.sizes, n)
 	}
+	return nil
+}
+
+// copyFrame appends the frame of sum at l, checked, to the pack being
+// appended to: its new place.
+func (s *store) copyFrame(sum [32]byte, l loc) error {
+	f, _, err := s.locate(sum)
+	if err != nil {
+		return err
+	}
+	frame := make([]byte, frameHeader+int(l.n))
+	if _, err := f.ReadAt(frame, l.off); err != nil {
+		return err
+	}
+	if !bytes.Equal(frame[:4], frameMagic) || !bytes.Equal(frame[4:36], sum[:]) || binary.LittleEndian.Uint32(frame[40:]) != l.n {
+		return fmt.Errorf("pack %d at %d: %w", l.pack, l.off, errCorrupt)
+	}
+	return s.appendFrame(frame, sum)
 }
 
 // get reads back the content of sum, checking its sha256.
@@ -499,4 +572,57 @@ func (s *store) close() error {
 		f.Close()
 	}
 	return err
+}
+
+// live is what the store's trim keeps, up to about upTo bytes of it: the
+// pre-images of the newest calls, newest first, within half of it (what
+// their undo needs); then the contents the trees' indexes keep for the
+// next change of each file (the baseline among them), the smallest first
+// (what the next change of most files needs).
+func (h *history) live(upTo int64) map[[32]byte]bool {
+	s := h.store
+	out := map[[32]byte]bool{}
+	var size int64
+	take := func(sum [32]byte, limit int64) bool {
+		l, ok := s.locs[sum]
+		if !ok || out[sum] {
+			return true
+		}
+		if size+frameHeader+int64(l.n) > limit {
+			return false
+		}
+		out[sum] = true
+		size += frameHeader + int64(l.n)
+		return true
+	}
+	if byN, order, err := h.calls(); err == nil {
+	calls:
+		for _, n := range slices.Backward(order) {
+			for _, f := range byN[n].files() {
+				if sum, ok := parseSum(f.Pre); ok && f.PreKept && !take(sum, upTo/2) {
+					break calls
+				}
+			}
+		}
+	}
+	var roots [][32]byte
+	names, _ := filepath.Glob(filepath.Join(h.dir, "trees", "*.index"))
+	for _, name := range names {
+		idx, err := readIndex(name)
+		if err != nil {
+			continue
+		}
+		for _, e := range idx.Entries {
+			if e.Flags&Stored != 0 {
+				roots = append(roots, e.Sum)
+			}
+		}
+	}
+	slices.SortFunc(roots, func(a, b [32]byte) int { return int(s.locs[a].n) - int(s.locs[b].n) })
+	for _, sum := range roots {
+		if !take(sum, upTo) {
+			break
+		}
+	}
+	return out
 }
