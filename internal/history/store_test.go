@@ -2,9 +2,9 @@ package history
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
