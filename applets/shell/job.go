@@ -163,7 +163,7 @@ type session struct {
 // openSession readies a call's session, if it names one: the command
 // starts in the session's directory (unless the call names one) with its
 // variables.
-func openSession(a *Args, h Options) (*session, error) {
+func openSession(a *Args) (*session, error) {
 	if a.Session == nil {
 		return nil, nil
 	}
@@ -176,15 +176,7 @@ func openSession(a *Args, h Options) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", name, err)
 	}
-	sess := &session{name: name, file: file, script: jobs.SessionScript(a.Command, s, a.Env, file)}
-	if a.Cwd == "" && s.Cwd != "" {
-		if fi, err := h.Root.Stat(s.Cwd); err == nil && fi.IsDir() {
-			a.Cwd = s.Cwd
-		} else {
-			sess.gone = s.Cwd // said in the call's text: it runs elsewhere
-		}
-	}
-	return sess, nil
+	return &session{name: name, file: file, script: jobs.SessionScript(a.Command, s, a.Env, file)}, nil
 }
 
 // finish takes in what the session's shell saved, and returns the line

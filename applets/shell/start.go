@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
@@ -20,10 +21,14 @@ import (
 // call's asking, and what confinement held.
 func setUp(a *Args, h *Options) (sess *session, dir string, f fence, notes []string, err error) {
 	h.MaxOutput = outcome.AtMost("max_output", a.MaxOutput, h.MaxOutput, h.MaxOutput, "the host's ", &notes)
-	if sess, err = openSession(a, *h); err != nil {
+	if sess, err = openSession(a); err != nil {
 		return nil, "", f, nil, err
 	}
-	if dir, err = workDir(a.Cwd, *h); err != nil {
+	cwd, gone := callDir(a, h.Root)
+	if sess != nil {
+		sess.gone = gone
+	}
+	if dir, err = workDir(cwd, *h); err != nil {
 		return nil, "", f, nil, err
 	}
 	f, more, err := fenceFor(*a, *h)
@@ -33,14 +38,9 @@ func setUp(a *Args, h *Options) (sess *session, dir string, f fence, notes []str
 	return sess, dir, f, append(notes, more...), nil
 }
 
-// workDir checks the command's directory and returns it as a host path.
+// workDir checks the command's directory (callDir's) and returns it as a
+// host path.
 func workDir(cwd string, h Options) (string, error) {
-	if cwd == "" {
-		cwd = "/tmp"
-		if h.Root != nil {
-			cwd = h.Root.Dir()
-		}
-	}
 	fi, err := h.Root.Stat(cwd)
 	switch {
 	case errors.Is(err, fs.ErrPermission):
@@ -58,16 +58,35 @@ func workDir(cwd string, h Options) (string, error) {
 	return filepath.Abs(dir)
 }
 
-// workDirOf is the directory a call's command runs in, for history: its
-// cwd on the host, the root's, or /tmp for JSON input.
-func workDirOf(a *Args, h cmdline.Host) string {
-	dir := a.Cwd
-	if dir == "" {
-		if h.Root != nil {
-			return h.Root.Dir()
+// callDir is the directory a call's command runs in, as the call names
+// it: its cwd, else its session's directory while that is one (gone names
+// it where it is not), else the root's, else /tmp. The command runs there
+// (setUp) and history tracks the tree around it (workDirOf): one answer
+// for both.
+func callDir(a *Args, r *root.Root) (cwd, gone string) {
+	switch {
+	case a.Cwd != "":
+		return a.Cwd, ""
+	case a.Session != nil:
+		if file, err := jobs.SessionFile(*a.Session); err == nil {
+			if s, err := jobs.LoadSession(file); err == nil && s.Cwd != "" {
+				if fi, err := r.Stat(s.Cwd); err == nil && fi.IsDir() {
+					return s.Cwd, ""
+				}
+				gone = s.Cwd
+			}
 		}
-		dir = "/tmp"
 	}
+	if r != nil {
+		return r.Dir(), gone
+	}
+	return "/tmp", gone
+}
+
+// workDirOf is the directory a call's command runs in, for history: on the
+// host, absolute.
+func workDirOf(a *Args, h cmdline.Host) string {
+	dir, _ := callDir(a, h.Root)
 	if p, err := h.Root.HostPath(dir); err == nil {
 		dir = p
 	}

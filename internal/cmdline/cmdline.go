@@ -105,8 +105,9 @@ type Applet[A any] struct {
 	// processes behind cannot take the server with it.
 	Child bool
 	// Tracks says how history finds what a call changed; WorkDir, when
-	// set, is the directory the call works in (its tree is found from it),
-	// else the root's, else the caller's.
+	// set, is the directory the call works in (its tree is found from it;
+	// "": none, and history does not follow the call), else the root's,
+	// else the caller's.
 	Tracks  Tracks
 	WorkDir func(a *A, h Host) string
 }

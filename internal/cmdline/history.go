@@ -83,7 +83,11 @@ func (ap Applet[A]) beginHistory(ctx context.Context, a *A, h Host) (*history.Ca
 		rootDir = h.Root.Dir()
 	}
 	if ap.WorkDir != nil {
-		dir = ap.WorkDir(a, h)
+		// "" where the call works in no directory: a job call that names
+		// no job (a list, --stop-all) is no call on a tree.
+		if dir = ap.WorkDir(a, h); dir == "" {
+			return nil, ""
+		}
 	}
 	if dir == "" {
 		dir = rootDir
@@ -138,12 +142,36 @@ func saidHistory(ctx context.Context, name string, h Host, began time.Time, o ou
 	if h.Root != nil {
 		rootDir = h.Root.Dir()
 	}
-	tree, _ := history.TreeOfFile(o.Wrote[0].Path, rootDir)
-	if tree == "" {
-		return o // a file of /tmp itself, say: nothing to say
+	// Each tree the call wrote in records the files it wrote there: a
+	// call of its own in each (a patch across two repositories).
+	var trees []string
+	by := map[string][]outcome.Wrote{}
+	for _, w := range o.Wrote {
+		tree, _ := history.TreeOfFile(w.Path, rootDir)
+		if tree == "" {
+			continue // a file of /tmp itself, say: nothing to say
+		}
+		if by[tree] == nil {
+			trees = append(trees, tree)
+		}
+		by[tree] = append(by[tree], w)
 	}
-	ch, err := history.Said(ctx, name, tree, hs, began, o.Wrote)
-	return tell(o, ch, err, Said)
+	var all *outcome.Changes
+	for _, tree := range trees {
+		ch, err := history.Said(ctx, name, tree, hs, began, by[tree])
+		if err != nil {
+			return tell(o, nil, err, Said)
+		}
+		if all == nil {
+			all = ch
+		} else {
+			all.Also = append(all.Also, outcome.TreeCall{Call: ch.Call, Files: ch.Files, During: ch.During})
+		}
+	}
+	if all == nil {
+		return o
+	}
+	return tell(o, all, nil, Said)
 }
 
 // endHistory ends it: what the call changed goes into the outcome, as
@@ -167,12 +195,23 @@ func tell(o outcome.Outcome, ch *outcome.Changes, err error, tracks Tracks) outc
 		return withLines(o, history.Lines(ch, false))
 	}
 	// Its text names its change already: the call's number is added to
-	// it, and what it does not say follows it.
-	if len(ch.Files) > 0 {
-		o.Text = history.Mark(o.Text, ch.Call)
+	// it (each tree's, where it wrote in several), and what it does not
+	// say follows it.
+	each := []*outcome.Changes{ch}
+	for _, t := range ch.Also {
+		each = append(each, &outcome.Changes{Call: t.Call, Files: t.Files, During: t.During})
 	}
-	for _, l := range history.Lines(ch, true) {
-		o.Text += l + "\n"
+	var calls []int64
+	for _, c := range each {
+		if len(c.Files) > 0 {
+			calls = append(calls, c.Call)
+		}
+	}
+	o.Text = history.Mark(o.Text, calls...)
+	for _, c := range each {
+		for _, l := range history.Lines(c, true) {
+			o.Text += l + "\n"
+		}
 	}
 	return o
 }

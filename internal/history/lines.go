@@ -101,12 +101,23 @@ func detail(f outcome.ChangedFile) string {
 
 // Mark adds the call's number to the last line of a text that already
 // names its change (write, edit and patch): before its closing bracket,
-// or at its end: "… sha256 1a2b3c4d5e6f · call 17".
-func Mark(textOut string, call int64) string {
+// or at its end: "… sha256 1a2b3c4d5e6f · call 17"; a call that wrote in
+// several trees has a number in each: "· calls 17, 18".
+func Mark(textOut string, calls ...int64) string {
+	if len(calls) == 0 {
+		return textOut
+	}
 	body, nl := strings.CutSuffix(textOut, "\n")
 	i := strings.LastIndexByte(body, '\n') + 1
 	last := body[i:]
-	mark := fmt.Sprintf(" · call %d", call)
+	mark := fmt.Sprintf(" · call %d", calls[0])
+	if len(calls) > 1 {
+		var ns []string
+		for _, c := range calls {
+			ns = append(ns, fmt.Sprint(c))
+		}
+		mark = " · calls " + strings.Join(ns, ", ")
+	}
 	if strings.HasSuffix(last, "]") {
 		last = last[:len(last)-1] + mark + "]"
 	} else {

@@ -335,6 +335,18 @@ type Changes struct {
 	// Interrupted is set on what a later call found of a call killed before
 	// its end.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Also are the calls of the other trees a call wrote in (a patch across
+	// two repositories): each tree records its own files, as a call of its
+	// own.
+	Also []TreeCall `json:"also,omitempty"`
+}
+
+// TreeCall is what a call that wrote in several trees changed in one of
+// the others: its number there, and its files.
+type TreeCall struct {
+	Call   int64         `json:"call"`
+	Files  []ChangedFile `json:"files"`
+	During []int64       `json:"during,omitempty"`
 }
 
 // ChangedFile is one path a call changed.
