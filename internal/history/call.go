@@ -277,9 +277,21 @@ func jobsIn(tree string, from time.Time) []string {
 	return ids
 }
 
+// endAfterStop bounds what an End may take once its call was stopped (a
+// SIGTERM, a cancel): the host that stopped it waits a moment, no more.
+var endAfterStop = time.Second
+
 // End ends the call's history: what it changed, found by a scan or said by
-// wrote, kept and said.
+// wrote, kept and said. A call stopped before it ended (its context done:
+// a signal, a cancel) is ended all the same, within endAfterStop, and
+// marked interrupted.
 func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes, error) {
+	stopped := ctx.Err() != nil
+	if stopped {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), endAfterStop)
+		defer cancel()
+	}
 	h, err := open(c.s)
 	if err != nil {
 		return nil, err
@@ -307,7 +319,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 	}
 	running, _ := h.openCalls(c.tree)
 	end := now()
-	r := record{Call: c.N, End: &end, Files: files, Outside: c.outside, Since: c.since, Jobs: c.jobs, Git: moved(c.head, gitHead(c.tree)), Undid: c.undid}
+	r := record{Call: c.N, End: &end, Files: files, Outside: c.outside, Since: c.since, Jobs: c.jobs, Git: moved(c.head, gitHead(c.tree)), Undid: c.undid, Interrupted: stopped}
 	for _, m := range running {
 		if m != c.N {
 			r.During = append(r.During, m)
