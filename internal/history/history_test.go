@@ -301,7 +301,7 @@ func TestOutsideAndLines(t *testing.T) {
 	lines := Lines(ch, false)
 	want := []string{
 		fmt.Sprintf("[changed outside calls since call %d: A readme (+1)]", ch.Call-1),
-		fmt.Sprintf("[changed: 1 file — M a.txt (+2 −1) · call %d]", ch.Call),
+		fmt.Sprintf("[changed: 1 file — M a.txt (+2 -1) · call %d]", ch.Call),
 	}
 	if !slices.Equal(lines, want) {
 		t.Fatalf("lines %q, want %q", lines, want)

@@ -17,7 +17,7 @@ const maxLine = 1800
 // Lines are the bracketed lines that tell a model what a call changed:
 //
 //	[changed outside calls since call 16: M README.md]
-//	[changed: 3 files — M src/a.go (+12 −3), A b.txt (1.2 KB), D c.txt · call 17]
+//	[changed: 3 files — M src/a.go (+12 -3), A b.txt (1.2 KB), D c.txt · call 17]
 //	[not restorable: data/big.bin (too large: 220 MB)]
 //	[git: HEAD main 1a2b3c4 → main 4d5e6f7]
 //
@@ -92,7 +92,7 @@ func detail(f outcome.ChangedFile) string {
 	case strings.HasSuffix(f.Path, "/") && f.Why != "":
 		return " (" + f.Why + ")"
 	case f.Added != nil && f.Removed != nil:
-		return fmt.Sprintf(" (+%d −%d)", *f.Added, *f.Removed)
+		return fmt.Sprintf(" (+%d -%d)", *f.Added, *f.Removed)
 	case f.Added != nil:
 		return fmt.Sprintf(" (+%d)", *f.Added)
 	}
