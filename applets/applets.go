@@ -44,6 +44,9 @@ type Tool struct {
 	FlagsAfterArgs bool
 	Settings       []cmdline.AnySetting
 	Child          bool
+	// History: the tool shows or takes back what history kept; not offered
+	// where history is off.
+	History bool
 }
 
 // Hints are cmdline's.
@@ -52,7 +55,7 @@ type Hints = cmdline.Hints
 func tool[A any](ap cmdline.Applet[A]) Tool {
 	return Tool{
 		Name: ap.Name, Description: ap.Description, Args: reflect.TypeFor[A](), Details: reflect.TypeOf(ap.Details), Hints: ap.Hints,
-		Command: ap.Command, Call: ap.Call, Aliases: ap.Aliases, FlagsAfterArgs: ap.FlagsAfterArgs, Settings: ap.Settings, Child: ap.Child,
+		Command: ap.Command, Call: ap.Call, Aliases: ap.Aliases, FlagsAfterArgs: ap.FlagsAfterArgs, Settings: ap.Settings, Child: ap.Child, History: ap.History,
 	}
 }
 

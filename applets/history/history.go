@@ -51,7 +51,8 @@ var Applet = cmdline.Applet[Args]{
 	Details:     Details{},
 	Hints:       cmdline.Hints{ReadOnly: true},
 	Bare:        true,
-	Settings:    []cmdline.AnySetting{cmdline.MaxOutput},
+	History:     true,
+	Settings:    []cmdline.AnySetting{cmdline.MaxOutput, cmdline.History},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		limit := cmdline.MaxOutput.Person
 		if h.Settings != nil {
@@ -121,13 +122,25 @@ func callLine(c history.CallInfo) string {
 		head += " (running, or it was killed)"
 	}
 	if len(c.Undid) > 0 {
-		head += fmt.Sprintf(" (undid %v)", c.Undid)
+		head += " (undid " + calls(c.Undid) + ")"
 	}
 	lines := history.Lines(&outcome.Changes{Call: c.Call, Files: c.Files, Outside: c.Outside, Git: c.Git, During: c.During, Interrupted: c.Interrupted}, false)
 	if len(lines) == 0 {
 		return head + ": nothing changed"
 	}
 	return head + "\n  " + strings.Join(lines, "\n  ")
+}
+
+// calls names calls: "call 3", "calls 3, 4".
+func calls(ns []int64) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, fmt.Sprint(n))
+	}
+	if len(s) == 1 {
+		return "call " + s[0]
+	}
+	return "calls " + strings.Join(s, ", ")
 }
 
 // cutText cuts a text as shell cuts a command's output.

@@ -139,6 +139,9 @@ func New(version string, conf Config) *Server {
 		Logger: slog.New(quietEOF{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}),
 	})
 	for _, t := range applets.All() {
+		if t.History && cmdline.HistoryOff(conf.Settings) {
+			continue // nothing to show or take back
+		}
 		s.sdk.AddTool(&sdk.Tool{
 			Name:         t.Name,
 			Description:  t.Description,

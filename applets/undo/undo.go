@@ -41,6 +41,7 @@ var Applet = cmdline.Applet[Args]{
 	Details:     Details{},
 	Hints:       cmdline.Hints{Destructive: true},
 	Bare:        true,
+	History:     true,
 	Settings:    cmdline.HistorySettings,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		return Run(ctx, *a, h)

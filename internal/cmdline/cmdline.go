@@ -110,6 +110,10 @@ type Applet[A any] struct {
 	// else the caller's.
 	Tracks  Tracks
 	WorkDir func(a *A, h Host) string
+	// History says the applet shows or takes back what history kept
+	// (history, undo): with history off, it is not offered (toolkit mcp
+	// lists it not), and a call of it says history is off.
+	History bool
 }
 
 // Hints say what a tool may do to the world, for hosts that ask before
@@ -137,6 +141,9 @@ func (ap Applet[A]) Call(ctx context.Context, data []byte, h Host) outcome.Outco
 // is said before its answer. Where there is no journal, that is a read of
 // one directory.
 func (ap Applet[A]) run(ctx context.Context, a *A, h Host) outcome.Outcome {
+	if ap.History && HistoryOff(h.Settings) {
+		return outcome.Failure("history is off (--history off): no call is recorded, so there is none to show or take back")
+	}
 	recovered := replace.Recover(h.Root)
 	call, note := ap.beginHistory(ctx, a, h)
 	if ap.Tracks == Said && h.Settings != nil {

@@ -39,6 +39,12 @@ var (
 	HistorySettings = []AnySetting{History, HistoryKeeper, HistoryLifetime, HistoryMaxFile, HistoryMaxCall, HistoryStore}
 )
 
+// HistoryOff says the host turned history off (--history off): history and
+// undo have nothing to show or take back then, and are not offered.
+func HistoryOff(s Settings) bool {
+	return s != nil && History.Get(s) == string(history.Off)
+}
+
 // HistoryOf is the host's history settings for a call; person says the
 // input came from a person's command line (off unless asked).
 func HistoryOf(s Settings, person bool) history.Settings {
@@ -187,7 +193,9 @@ func tell(o outcome.Outcome, ch *outcome.Changes, err error, tracks Tracks) outc
 	if err != nil {
 		return withLines(o, []string{off(err)})
 	}
-	o.Changes = ch
+	if ch.Said() {
+		o.Changes = ch // only where it says something
+	}
 	if o.Kind != outcome.Done {
 		return o
 	}

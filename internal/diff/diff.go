@@ -26,6 +26,14 @@ const MaxLines = 200
 // Unified is the unified diff from before to after, for path; "" when they
 // hold the same lines.
 func Unified(path string, before, after []byte) string {
+	return UnifiedFiles(path, path, before, after)
+}
+
+// UnifiedFiles is Unified between two names: from's before, to's after;
+// "" is /dev/null, for a file made ("" before) or removed ("" after), as
+// diff -u, git and patch write it. An absolute name loses its leading
+// slash after the a/ and b/ (a/workspace/x, not a//workspace/x).
+func UnifiedFiles(from, to string, before, after []byte) string {
 	aw, bw, base := window(before, after)
 	hunks := group(lineDiff(split(aw), split(bw), base))
 	if len(hunks) == 0 {
@@ -33,8 +41,13 @@ func Unified(path string, before, after []byte) string {
 	}
 	var out strings.Builder
 	// A name with a newline in it cannot pass for a line of the diff.
-	path = text.Escape(path)
-	fmt.Fprintf(&out, "--- a/%s\n+++ b/%s\n", path, path)
+	name := func(prefix, p string) string {
+		if p == "" {
+			return "/dev/null"
+		}
+		return prefix + strings.TrimLeft(text.Escape(p), "/")
+	}
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", name("a/", from), name("b/", to))
 	lines := 0
 	for _, h := range hunks {
 		lines += len(h.lines) + 1

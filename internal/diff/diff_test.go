@@ -270,3 +270,22 @@ func BenchmarkCount(b *testing.B) {
 		})
 	}
 }
+
+// TestUnifiedNames: a file made or removed is diffed against /dev/null,
+// and an absolute name loses its leading slash after a/ and b/, as git
+// and diff -u write them.
+func TestUnifiedNames(t *testing.T) {
+	for _, tc := range []struct {
+		from, to, head string
+		before, after  string
+	}{
+		{"new.txt", "", "--- a/new.txt\n+++ /dev/null\n", "x\n", ""},
+		{"", "new.txt", "--- /dev/null\n+++ b/new.txt\n", "", "x\n"},
+		{"/workspace/a.py", "/workspace/a.py", "--- a/workspace/a.py\n+++ b/workspace/a.py\n", "x\n", "y\n"},
+	} {
+		got := UnifiedFiles(tc.from, tc.to, []byte(tc.before), []byte(tc.after))
+		if !strings.HasPrefix(got, tc.head) {
+			t.Errorf("%q → %q: %q, want it to begin %q", tc.from, tc.to, got, tc.head)
+		}
+	}
+}

@@ -197,7 +197,14 @@ func Show(n int64, withDiff bool) (CallInfo, string, error) {
 		case !isText(before) || !isText(after):
 			fmt.Fprintf(&b, "[%s %s: binary]\n", f.Status, f.Path)
 		default:
-			b.WriteString(diff.Unified(f.Path, before, after))
+			from, to := f.Path, f.Path
+			switch f.Status {
+			case "A":
+				from = ""
+			case "D":
+				to = ""
+			}
+			b.WriteString(diff.UnifiedFiles(from, to, before, after))
 		}
 	}
 	return c.info(), b.String(), nil

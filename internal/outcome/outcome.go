@@ -341,6 +341,12 @@ type Changes struct {
 	Also []TreeCall `json:"also,omitempty"`
 }
 
+// Said says whether there is anything to say: files changed by the call
+// or outside it, a moved HEAD.
+func (c *Changes) Said() bool {
+	return c != nil && (len(c.Files) > 0 || c.Outside != nil && len(c.Outside.Files) > 0 || c.Git != "" || len(c.Also) > 0)
+}
+
 // TreeCall is what a call that wrote in several trees changed in one of
 // the others: its number there, and its files.
 type TreeCall struct {
