@@ -75,6 +75,9 @@ func Run(ctx context.Context, a Args, h cmdline.Host) outcome.Outcome {
 		o.Text = history.Mark(o.Text, ch.Call)
 		o.Changes = ch
 	}
+	if res.Git != "" {
+		o.Text += "[git: " + res.Git + "]\n"
+	}
 	return o
 }
 

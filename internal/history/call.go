@@ -564,7 +564,11 @@ func (c *comparer) same(old *Entry, s *seen) (Entry, fileRecord, bool) {
 	}
 	if e.isDir() && old.isDir() {
 		if e.Flags&Heavy == 0 {
-			return e, fileRecord{}, false // its entries say what changed in it
+			if e.Mode == old.Mode {
+				return e, fileRecord{}, false // its entries say what changed in it
+			}
+			// chmod of the directory itself: undo takes it back.
+			return e, fileRecord{Path: e.Path, Status: "M", Dir: true, PreMode: old.Mode, PostMode: e.Mode}, true
 		}
 		fr := fileRecord{Path: e.Path, Status: "M", Dir: true, Heavy: true, Why: heavyWhy}
 		return e, fr, !sameStat(old, &e)

@@ -649,19 +649,67 @@ func isText(b []byte) bool {
 // errOff is a history that is off for a call.
 var errOff = errors.New("history is off")
 
-// changed converts a call's file records to what the model is told.
+// changed converts a call's file records to what the model is told: a
+// directory made or removed whole with the files in it is one entry
+// ("D vendor/", files 1501); a path that went from a file to a link or
+// back is one, its kind changed ("M l.txt", kind "link → file"); a
+// directory whose mode alone changed is one ("M src/", mode "755 → 711").
+// The directories on the way to the files a call made or removed are said
+// by their files.
 func changed(frs []fileRecord) []outcome.ChangedFile {
 	var out []outcome.ChangedFile
-	for _, f := range frs {
-		if f.Dir && !f.Heavy && f.Files == 0 {
-			continue // a directory made or removed: its files say it
-		}
+	for i := 0; i < len(frs); i++ {
+		f := frs[i]
 		path := f.Path
 		if f.Dir {
 			path += "/"
 		}
-		cf := outcome.ChangedFile{Path: path, RawPath: asBytes(path), Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.restorable(), Why: f.Why}
+		cf := outcome.ChangedFile{Path: path, RawPath: asBytes(path), Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.restorable(), Why: f.Why, Files: f.Files}
+		if f.PreMode != 0 && f.PostMode != 0 && f.PreMode&0o7777 != f.PostMode&0o7777 && f.PreMode&typeMask == f.PostMode&typeMask {
+			cf.Mode = fmt.Sprintf("%o → %o", f.PreMode&0o7777, f.PostMode&0o7777)
+		}
+		switch {
+		case f.Dir && !f.Heavy && f.Files == 0 && f.Status == "M":
+		case f.Dir && !f.Heavy && f.Files == 0:
+			// A directory made or removed: whole, with the files under it
+			// that came or went with it, one entry; else its files say it.
+			n, j := 0, i+1
+			for ; j < len(frs) && strings.HasPrefix(frs[j].Path, f.Path+"/") && frs[j].Status == f.Status; j++ {
+				g := frs[j]
+				if !g.Dir {
+					n++
+				}
+				cf.Bytes += g.Bytes
+				if !g.restorable() && cf.Restorable {
+					cf.Restorable, cf.Why = false, g.Why
+				}
+			}
+			whole := j == len(frs) || !strings.HasPrefix(frs[j].Path, f.Path+"/")
+			if !whole || n < 2 {
+				continue
+			}
+			cf.Files, cf.Added, cf.Removed = n, nil, nil
+			i = j - 1
+		case f.Status == "D" && i+1 < len(frs) && frs[i+1].Path == f.Path && frs[i+1].Status == "A" && !f.Dir && !frs[i+1].Dir:
+			// Gone and come as another kind of thing: one path.
+			a := frs[i+1]
+			cf.Status, cf.Added, cf.Removed, cf.Bytes = "M", a.Added, nil, a.Bytes
+			cf.Kind = kindName(f.PreMode) + " → " + kindName(a.PostMode)
+			cf.Restorable = f.restorable() && a.restorable()
+			if cf.Why == "" {
+				cf.Why = a.Why
+			}
+			i++
+		}
 		out = append(out, cf)
 	}
 	return out
+}
+
+// kindName names what a st_mode says a path is.
+func kindName(mode uint32) string {
+	if mode == 0 {
+		return "file"
+	}
+	return kindOf(mode).String()
 }

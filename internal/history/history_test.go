@@ -620,17 +620,17 @@ func TestKeeperFollows(t *testing.T) {
 			must(t, os.MkdirAll(at("x/y/z"), 0o755))
 			must(t, os.WriteFile(at("x/y/z/f.txt"), []byte("f\n"), 0o644))
 			must(t, os.WriteFile(at("x/g.txt"), []byte("g\n"), 0o644))
-		}, []string{"A x/g.txt", "A x/y/z/f.txt"}},
+		}, []string{"A x/"}},
 		{"written in the new tree", func() {
 			must(t, os.WriteFile(at("x/y/z/f.txt"), []byte("f2\n"), 0o644))
 		}, []string{"M x/y/z/f.txt"}},
 		{"the tree moved", func() { must(t, os.Rename(at("x"), at("w"))) },
-			[]string{"A w/g.txt", "A w/y/z/f.txt", "D x/g.txt", "D x/y/z/f.txt"}},
+			[]string{"A w/", "D x/"}},
 		{"written where it went", func() {
 			must(t, os.WriteFile(at("w/y/z/f.txt"), []byte("f3\n"), 0o644))
 		}, []string{"M w/y/z/f.txt"}},
 		{"the tree removed", func() { must(t, os.RemoveAll(at("w"))) },
-			[]string{"D w/g.txt", "D w/y/z/f.txt"}},
+			[]string{"D w/"}},
 		{"an ignored directory written", func() {
 			must(t, os.MkdirAll(at("build/obj"), 0o755))
 			must(t, os.WriteFile(at("build/obj/o.bin"), make([]byte, maxIgnored+1), 0o644))

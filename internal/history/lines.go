@@ -86,17 +86,29 @@ func list(files []outcome.ChangedFile, call int64) string {
 // detail is what a line says of one file: its lines added and removed,
 // else its size.
 func detail(f outcome.ChangedFile) string {
+	var parts []string
 	switch {
-	case f.Status == "D":
-		return ""
 	case strings.HasSuffix(f.Path, "/") && f.Why != "":
-		return " (" + f.Why + ")"
-	case f.Added != nil && f.Removed != nil:
-		return fmt.Sprintf(" (+%d -%d)", *f.Added, *f.Removed)
-	case f.Added != nil:
-		return fmt.Sprintf(" (+%d)", *f.Added)
+		parts = append(parts, f.Why)
+	case f.Files > 0:
+		parts = append(parts, text.Count(int64(f.Files), "file"))
+	case f.Status == "D":
+	case f.Kind != "":
+		parts = append(parts, f.Kind)
+	case f.Added != nil && f.Removed != nil && (*f.Added != 0 || *f.Removed != 0 || f.Mode == ""):
+		parts = append(parts, fmt.Sprintf("+%d -%d", *f.Added, *f.Removed))
+	case f.Added != nil && f.Removed == nil:
+		parts = append(parts, fmt.Sprintf("+%d", *f.Added))
+	case f.Mode == "" && !strings.HasSuffix(f.Path, "/"):
+		parts = append(parts, size(f.Bytes))
 	}
-	return " (" + size(f.Bytes) + ")"
+	if f.Mode != "" {
+		parts = append(parts, "mode "+f.Mode)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // Mark adds the call's number to the last line of a text that already

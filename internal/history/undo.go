@@ -35,8 +35,11 @@ type UndoResult struct {
 	NotKept   []UndoStep `json:"not_restorable"`
 	// Left are the paths the undo changed that do not read back as they
 	// were: a directory a call made that holds files no call made, say.
-	Left        []UndoStep `json:"left,omitempty"`
-	DryRun      bool       `json:"dry_run"`
+	Left []UndoStep `json:"left,omitempty"`
+	// Git says a HEAD that a call undone moved, which undo leaves where
+	// it is: it restores files.
+	Git         string `json:"git,omitempty"`
+	DryRun      bool   `json:"dry_run"`
 	Forced      bool       `json:"forced,omitempty"`
 	NothingToDo bool       `json:"nothing_to_do,omitempty"`
 }
@@ -70,6 +73,9 @@ func UndoCalls(ctx context.Context, a UndoArgs, s Settings) (UndoResult, *outcom
 		return res, nil, err
 	}
 	res.Calls = p.calls
+	if p.headBy > 0 {
+		res.Git = fmt.Sprintf("HEAD stays at %s (moved by call %d); undo restores files, not HEAD", gitHead(p.tree), p.headBy)
+	}
 	r, err := root.Open(p.tree)
 	if err != nil {
 		h.close()
@@ -178,6 +184,8 @@ type undoPlan struct {
 	paths []*pathPlan // sorted by path
 	later map[string]int64
 	to    bool
+	// headBy is the last of the calls that moved git's HEAD.
+	headBy int64
 }
 
 // pathPlan is one path's part of an undo.
@@ -225,6 +233,9 @@ func (h *history) load(a UndoArgs) (*undoPlan, error) {
 			continue
 		}
 		p.calls = append(p.calls, n)
+		if c.git != "" {
+			p.headBy = n
+		}
 		// A path may have two records in a call: gone, and come as
 		// another kind of thing (a file become a directory).
 		bef, aft := map[string]pathState{}, map[string]pathState{}
@@ -693,6 +704,9 @@ func collapsed(steps []UndoStep) []string {
 		st := steps[i]
 		line := st.Action + " " + text.Escape(st.Path)
 		if st.Dir {
+			line += "/"
+		}
+		if st.Dir && st.Action != "restore" {
 			n := 0
 			for i+1 < len(steps) && steps[i+1].Action == st.Action && strings.HasPrefix(steps[i+1].Path, st.Path+"/") {
 				if !steps[i+1].Dir {
@@ -700,7 +714,6 @@ func collapsed(steps []UndoStep) []string {
 				}
 				i++
 			}
-			line += "/"
 			if n > 0 {
 				line += " (" + text.Count(int64(n), "file") + ")"
 			}

@@ -369,6 +369,13 @@ type ChangedFile struct {
 	// is kept. Why says why not: "too large", "not captured yet", ….
 	Restorable bool   `json:"restorable"`
 	Why        string `json:"why,omitempty"`
+	// Files is how many files a directory made or removed whole held
+	// (its Path ends in /).
+	Files int `json:"files,omitempty"`
+	// Mode says permissions that changed: "644 → 600".
+	Mode string `json:"mode,omitempty"`
+	// Kind says a path that became another kind of thing: "link → file".
+	Kind string `json:"kind,omitempty"`
 }
 
 // Outside are changes made between calls, since the call Since.
