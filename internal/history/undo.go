@@ -40,8 +40,8 @@ type UndoResult struct {
 	// it is: it restores files.
 	Git         string `json:"git,omitempty"`
 	DryRun      bool   `json:"dry_run"`
-	Forced      bool       `json:"forced,omitempty"`
-	NothingToDo bool       `json:"nothing_to_do,omitempty"`
+	Forced      bool   `json:"forced,omitempty"`
+	NothingToDo bool   `json:"nothing_to_do,omitempty"`
 }
 
 // UndoStep is one path of an undo.
