@@ -149,6 +149,9 @@ func (ap Applet[A]) run(ctx context.Context, a *A, h Host) outcome.Outcome {
 	if ap.Tracks == Said && h.Settings != nil {
 		if hs, _ := on(h); hs.Mode != history.Off {
 			h.Keeps = hs.MaxFile
+			// In flight until history is told: a scan meanwhile knows
+			// what it writes is a call's.
+			defer history.Writing(hs)()
 		}
 	}
 	began := time.Now()

@@ -68,15 +68,19 @@ func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call
 	if err := h.opened(n, tree); err != nil {
 		return nil, err
 	}
-	_, interrupted := h.openCalls(tree)
+	running, interrupted := h.openCalls(tree)
 	if !scan && len(interrupted) == 0 {
 		return c, nil
 	}
-	next, files, first, err := h.scan(ctx, tree, nil, true)
+	next, files, first, err := h.scan(ctx, tree, nil, true, n, false)
 	if err != nil {
 		return c, err
 	}
 	c.idx = next
+	// Other calls running on the tree, or a write in flight (its history
+	// waits for this lock): what changed is theirs, made while they ran,
+	// said by each at its end.
+	others := len(running) > 1 || h.writingNow()
 	switch {
 	case first:
 		c.baseline(ctx, h)
@@ -91,9 +95,10 @@ func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call
 			}
 			_ = h.appendRecord(r)
 			h.closed(m)
+			h.dropView(tree, m)
 		}
 		h.setLast(tree, last)
-	case len(files) > 0:
+	case len(files) > 0 && !others:
 		c.outside, c.since = files, h.last(tree)
 		c.jobs = jobsIn(tree, h.lastAt(tree))
 	}
@@ -130,7 +135,7 @@ func Said(ctx context.Context, tool, tree string, s Settings, began time.Time, w
 	if err != nil {
 		return nil, err
 	}
-	files, err := h.keepSaid(ctx, tree, nil, began, wrote)
+	files, err := h.keepSaid(ctx, tree, nil, began, wrote, n)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +143,7 @@ func Said(ctx context.Context, tool, tree string, s Settings, began time.Time, w
 		return nil, err
 	}
 	end := now()
-	r := record{Call: n, Tree: tree, Tool: tool, Begin: &began, End: &end, Files: files, During: running}
+	r := record{Call: n, Tree: tree, Tool: tool, Begin: &began, End: &end, Files: files, During: running, Said: true}
 	if err := h.appendRecord(r); err != nil {
 		return nil, err
 	}
@@ -160,7 +165,7 @@ var wholeEvery = time.Minute
 // read. first says the tree had no index (or none that could be read): it
 // is made, and no change is said. before is the scan before a call's
 // command.
-func (h *history) scan(ctx context.Context, tree string, idx *Index, before bool) (next *Index, files []fileRecord, first bool, err error) {
+func (h *history) scan(ctx context.Context, tree string, idx *Index, before bool, self int64, whole bool) (next *Index, files []fileRecord, first bool, err error) {
 	if idx == nil {
 		_, err := os.Lstat(h.indexPath(tree))
 		first = err != nil
@@ -174,7 +179,7 @@ func (h *history) scan(ctx context.Context, tree string, idx *Index, before bool
 		switch {
 		case !asked:
 			_ = h.startKeeper(tree)
-		case first || before && time.Since(p.Whole) > wholeEvery:
+		case first || whole || before && time.Since(p.Whole) > wholeEvery:
 		case d != nil && d.empty():
 			// Nothing changed since the index: it stands.
 			return idx, nil, false, h.writeWatchPoint(tree, point)
@@ -197,7 +202,7 @@ func (h *history) scan(ctx context.Context, tree string, idx *Index, before bool
 	if err != nil {
 		return nil, nil, first, err
 	}
-	if err := h.keepIndex(tree, idx, next); err != nil {
+	if err := h.keepIndex(tree, idx, next, self); err != nil {
 		return nil, nil, first, err
 	}
 	if asked {
@@ -221,13 +226,15 @@ func (h *history) readIndex(tree string) *Index {
 	return idx
 }
 
-// keepIndex writes a tree's next index, unless it is the one it had: a
-// scan that found the tree as it was writes nothing.
-func (h *history) keepIndex(tree string, was, next *Index) error {
-	if !was.none && slices.Equal(was.Entries, next.Entries) {
+// keepIndex writes a tree's next index, unless it is the one it has: a
+// scan that found the tree as it was writes nothing. The calls running on
+// the tree but self keep their view of it first.
+func (h *history) keepIndex(tree string, was, next *Index, self int64) error {
+	if !was.none && slices.Equal(was.Entries, next.Entries) && was.v == indexVersion(h.indexPath(tree)) {
 		next.v = was.v // the same files
 		return nil
 	}
+	h.saveViews(tree, self)
 	return next.write(h.indexPath(tree))
 }
 
@@ -292,37 +299,74 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), endAfterStop)
 		defer cancel()
 	}
+	if c.scan {
+		waitWrites(ctx)
+	}
 	h, err := open(c.s)
 	if err != nil {
 		return nil, err
 	}
-	defer h.close()
+	defer func() { h.close() }()
 	defer h.closed(c.N)
-	idx := c.idx
-	if idx != nil && idx.v != indexVersion(h.indexPath(c.tree)) {
-		idx = nil // another call wrote it since
+	defer h.dropView(c.tree, c.N)
+	idx, view := c.idx, h.view(c.tree, c.N)
+	switch {
+	case view != nil:
+		idx = view // another call wrote the index since: this call's view of it
+	case idx != nil && idx.v != indexVersion(h.indexPath(c.tree)):
+		idx = nil // another wrote only what it captured
 	}
 	var files []fileRecord
 	switch {
 	case c.scan:
-		if _, files, _, err = h.scan(ctx, c.tree, idx, false); err != nil {
+		if _, files, _, err = h.scan(ctx, c.tree, idx, false, c.N, view != nil); err != nil {
 			return nil, err
 		}
 	case len(c.undone) > 0:
-		if files, err = h.keepUndone(ctx, c.tree, c.undone); err != nil {
+		if files, err = h.keepUndone(ctx, c.tree, c.undone, c.N); err != nil {
 			return nil, err
 		}
 	case len(wrote) > 0:
-		if files, err = h.keepSaid(ctx, c.tree, idx, c.began, wrote); err != nil {
+		if files, err = h.keepSaid(ctx, c.tree, idx, c.began, wrote, c.N); err != nil {
 			return nil, err
 		}
 	}
+	overlapped := view != nil
+	if c.scan && h.writingNow() {
+		// A write, edit or patch in flight may have written what the scan
+		// found: it says its files once it has the lock.
+		if err := h.close(); err != nil {
+			return nil, err
+		}
+		waitWrites(ctx)
+		if h, err = open(c.s); err != nil {
+			return nil, err
+		}
+		overlapped = true
+	}
 	running, _ := h.openCalls(c.tree)
 	end := now()
-	r := record{Call: c.N, End: &end, Files: files, Outside: c.outside, Since: c.since, Jobs: c.jobs, Git: moved(c.head, gitHead(c.tree)), Undid: c.undid, Interrupted: stopped}
+	r := record{Call: c.N, End: &end, Files: files, Outside: c.outside, Since: c.since, Jobs: c.jobs, Git: moved(c.head, gitHead(c.tree)), Undid: c.undid, Interrupted: stopped, Said: !c.scan}
 	for _, m := range running {
 		if m != c.N {
 			r.During = append(r.During, m)
+		}
+	}
+	if overlapped || len(r.During) > 0 {
+		// Calls overlapped this one: each is named, and a file one of them
+		// said is its, named here as said by it.
+		o := h.overlapping(c.tree, c.N, c.began)
+		for _, m := range o.calls {
+			if !slices.Contains(r.During, m) {
+				r.During = append(r.During, m)
+			}
+		}
+		slices.Sort(r.During)
+		for i := range r.Files {
+			f := &r.Files[i]
+			if sb, ok := o.said[f.Path]; ok && sb.post == f.Post && c.scan {
+				f.SaidBy = sb.call
+			}
 		}
 	}
 	if err := h.syncStore(); err != nil {
@@ -687,7 +731,7 @@ func collapse(files []fileRecord, big map[string]int) []fileRecord {
 // it since; else only the paths' entries are looked up, and the new ones
 // appended to the said file. A tree with no index yet (or none that
 // checks) gets none here: its first scan makes it whole.
-func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, began time.Time, wrote []outcome.Wrote) ([]fileRecord, error) {
+func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, began time.Time, wrote []outcome.Wrote, self int64) ([]fileRecord, error) {
 	path := h.indexPath(tree)
 	var old func(string) *Entry
 	var indexed bool
@@ -724,13 +768,15 @@ func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, began t
 	if err := h.syncStore(); err != nil || !indexed || len(said) == 0 {
 		return files, err
 	}
-	return files, h.keepEntries(tree, idx, v, said)
+	return files, h.keepEntries(tree, idx, v, said, self)
 }
 
-// keepEntries puts the entries a call said in the tree's index: idx, where
-// its first scan read it and no call wrote it since; else appended to the
-// index's said file, which names the index of version v.
-func (h *history) keepEntries(tree string, idx *Index, v version, said []saidEntry) error {
+// keepEntries puts the entries a call (self) said in the tree's index:
+// idx, where its first scan read it and no call wrote it since; else
+// appended to the index's said file, which names the index of version v.
+// The calls running on the tree but self keep their view of it first.
+func (h *history) keepEntries(tree string, idx *Index, v version, said []saidEntry, self int64) error {
+	h.saveViews(tree, self)
 	path := h.indexPath(tree)
 	if idx == nil {
 		_, err := appendSaid(path, v.sum, said)

@@ -344,6 +344,10 @@ type record struct {
 	Git         string       `json:"git,omitempty"`
 	Interrupted bool         `json:"interrupted,omitempty"`
 	Undid       []int64      `json:"undid,omitempty"` // an undo's: the calls it took back
+	// Said: the call said what it changed (write, edit, patch, undo), no
+	// scan found it; a scan of an overlapping call names such a file as
+	// said by it.
+	Said bool `json:"said,omitempty"`
 }
 
 // fileRecord is what a call did to one path: its content's sha256 and mode
@@ -366,6 +370,9 @@ type fileRecord struct {
 	Bytes    int64  `json:"bytes,omitempty"`
 	Files    int    `json:"files,omitempty"` // a big directory's files
 	Why      string `json:"why,omitempty"`   // why the change cannot be taken back
+	// SaidBy is the write, edit or patch that said this change while the
+	// call ran: its change, named here too; this call's undo leaves it.
+	SaidBy int64 `json:"said_by,omitempty"`
 }
 
 // asBytes is a name (a path's, a tree's) as the log keeps it beside its
@@ -412,7 +419,7 @@ func fromBytes(files []fileRecord) []fileRecord {
 // known and kept (nothing, for a path the call made).
 func (f *fileRecord) restorable() bool {
 	switch {
-	case f.Why != "" || f.Heavy || f.Files > 0:
+	case f.Why != "" || f.Heavy || f.Files > 0 || f.SaidBy != 0:
 		return false
 	case f.Status == "A":
 		return true
@@ -664,7 +671,7 @@ func changed(frs []fileRecord) []outcome.ChangedFile {
 		if f.Dir {
 			path += "/"
 		}
-		cf := outcome.ChangedFile{Path: path, RawPath: asBytes(path), Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.restorable(), Why: f.Why, Files: f.Files}
+		cf := outcome.ChangedFile{Path: path, RawPath: asBytes(path), Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.restorable(), Why: f.Why, Files: f.Files, SaidBy: f.SaidBy}
 		if f.PreMode != 0 && f.PostMode != 0 && f.PreMode&0o7777 != f.PostMode&0o7777 && f.PreMode&typeMask == f.PostMode&typeMask {
 			cf.Mode = fmt.Sprintf("%o → %o", f.PreMode&0o7777, f.PostMode&0o7777)
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -854,9 +855,11 @@ func TestDuring(t *testing.T) {
 	if l := Lines(ch, false); len(l) != 1 || !strings.HasSuffix(l[0], fmt.Sprintf(" · call %d, during call %d]", second.N, first.N)) {
 		t.Fatalf("lines %q", l)
 	}
+	// The first ran meanwhile: the change is said by it too, during the
+	// second.
 	ch, err = first.End(ctx, nil)
 	must(t, err)
-	if len(ch.Files) > 0 || ch.Outside != nil || len(ch.During) > 0 {
+	if got := said(ch); !slices.Equal(got, []string{"M a"}) || ch.Outside != nil || !slices.Equal(ch.During, []int64{second.N}) {
 		t.Fatalf("the first said %q, outside %+v, during %v", said(ch), ch.Outside, ch.During)
 	}
 }
@@ -1052,5 +1055,102 @@ func TestNeverHashed(t *testing.T) {
 	ch := callWith(t, dir, s, func() { must(t, os.WriteFile(filepath.Join(dir, "dist", "chunk3.js"), []byte("y\n"), 0o644)) })
 	if got := said(ch); !slices.Equal(got, []string{"M dist/chunk3.js"}) {
 		t.Fatalf("said %q", got)
+	}
+}
+
+// TestParallelCalls: rounds of calls at once on one tree, as hosts send a
+// model turn's tool calls (shells that each write a file of their own,
+// edits of other files, said): no change made while calls overlap is
+// "outside calls"; every file a shell wrote is named by its own call,
+// every file an edit wrote by the edit (and by an overlapping shell only
+// as said by it); undoing every call takes every file back.
+func TestParallelCalls(t *testing.T) {
+	rounds := 6
+	dir := newTree(t, map[string]string{"e0.txt": "e\n", "e1.txt": "e\n"})
+	ctx := context.Background()
+	var all []int64
+	for round := range rounds {
+		type result struct {
+			ch   *outcome.Changes
+			mine string
+		}
+		results := make(chan result, 8)
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				name := fmt.Sprintf("r%03d_s%d.txt", round, i)
+				c, err := Begin(ctx, "shell", dir, true, settings())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				must(t, os.WriteFile(filepath.Join(dir, name), []byte("x\n"), 0o644))
+				time.Sleep(time.Duration(i) * time.Millisecond)
+				ch, err := c.End(ctx, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				results <- result{ch, name}
+			})
+		}
+		for i := range 2 {
+			wg.Go(func() {
+				name := fmt.Sprintf("e%d.txt", i)
+				p := filepath.Join(dir, name)
+				defer Writing(settings())() // as cmdline marks a write in flight
+				began := time.Now()
+				before, _ := os.ReadFile(p)
+				after := append(slices.Clone(before), fmt.Sprintf("%d\n", round)...)
+				must(t, os.WriteFile(p, after, 0o644))
+				ch, err := Said(ctx, "edit", dir, settings(), began, []outcome.Wrote{{Path: p, Before: before, Existed: true, After: after, Exists: true}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				results <- result{ch, name}
+			})
+		}
+		wg.Wait()
+		close(results)
+		named := map[string]int64{}
+		for r := range results {
+			all = append(all, r.ch.Call)
+			if r.ch.Outside != nil {
+				b, _ := os.ReadFile(filepath.Join(os.Getenv("TOOLKIT_STATE"), "history", "calls.jsonl"))
+				t.Fatalf("round %d: call %d said outside calls: %+v\n%s", round, r.ch.Call, r.ch.Outside.Files, b)
+			}
+			found := false
+			for _, f := range r.ch.Files {
+				if f.Path == r.mine && f.SaidBy == 0 {
+					found = true
+				}
+				if strings.HasPrefix(f.Path, "e") && f.Path != r.mine && f.SaidBy == 0 {
+					t.Errorf("round %d: call %d says the edit's %s as its own", round, r.ch.Call, f.Path)
+				}
+				if f.SaidBy == 0 {
+					named[f.Path] = r.ch.Call
+				}
+			}
+			if !found {
+				t.Errorf("round %d: call %d does not name its own %s: %q", round, r.ch.Call, r.mine, said(r.ch))
+			}
+		}
+	}
+	// Each call undone, the last first: every file back as it was.
+	slices.Sort(all)
+	for _, n := range slices.Backward(all) {
+		if _, _, err := UndoCalls(ctx, UndoArgs{Call: n, Force: true}, settings()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := filepath.Glob(filepath.Join(dir, "r*"))
+	if len(got) > 0 {
+		t.Fatalf("left after every undo: %v", got)
+	}
+	for _, e := range []string{"e0.txt", "e1.txt"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, e)); string(b) != "e\n" {
+			t.Fatalf("%s after every undo: %q", e, b)
+		}
 	}
 }

@@ -88,6 +88,8 @@ func list(files []outcome.ChangedFile, call int64) string {
 func detail(f outcome.ChangedFile) string {
 	var parts []string
 	switch {
+	case f.SaidBy != 0:
+		parts = append(parts, fmt.Sprintf("said by call %d", f.SaidBy))
 	case strings.HasSuffix(f.Path, "/") && f.Why != "":
 		parts = append(parts, f.Why)
 	case f.Files > 0:

@@ -46,6 +46,7 @@ func (h *history) calls() (map[int64]*callState, []int64, error) {
 			c.tree, c.tool, c.began = named(r.Tree, r.RawTree), r.Tool, *r.Begin
 		}
 		if r.End != nil {
+			c.endedAt, c.said = *r.End, r.Said
 			c.ended, c.line, c.hasFiles, c.hasOutside, c.since, c.jobs = true, r.line, bool(r.Files), bool(r.Outside), r.Since, r.Jobs
 			c.interrupted, c.undid, c.git, c.during = r.Interrupted, r.Undid, r.Git, r.During
 			c.h = h
@@ -82,6 +83,8 @@ type callState struct {
 	tree, tool  string
 	began       time.Time
 	ended       bool
+	endedAt     time.Time
+	said        bool // its changes were said, not scanned
 	line        []byte // its end's line of the log
 	hasFiles    bool
 	hasOutside  bool

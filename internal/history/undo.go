@@ -228,7 +228,9 @@ func (h *history) load(a UndoArgs) (*undoPlan, error) {
 		if n > first && a.To == 0 {
 			// Later calls that changed a path make it a conflict: named.
 			for _, f := range c.files() {
-				p.later[f.Path] = n
+				if f.SaidBy == 0 {
+					p.later[f.Path] = n
+				}
 			}
 			continue
 		}
@@ -241,6 +243,9 @@ func (h *history) load(a UndoArgs) (*undoPlan, error) {
 		bef, aft := map[string]pathState{}, map[string]pathState{}
 		var paths []string
 		for _, f := range c.files() {
+			if f.SaidBy != 0 {
+				continue // another call's change, undone by its undo
+			}
 			if _, ok := bef[f.Path]; !ok {
 				if _, ok := aft[f.Path]; !ok {
 					paths = append(paths, f.Path)
@@ -555,7 +560,7 @@ func (l *looker) close() {
 // scan says it), the contents it replaced kept (undoing the undo puts them
 // back), and the paths' entries in the tree's index, so that the next scan
 // does not find them again.
-func (h *history) keepUndone(ctx context.Context, tree string, done []undone) ([]fileRecord, error) {
+func (h *history) keepUndone(ctx context.Context, tree string, done []undone, self int64) ([]fileRecord, error) {
 	rels := make([]string, len(done))
 	for i, u := range done {
 		rels[i] = u.path
@@ -622,7 +627,7 @@ func (h *history) keepUndone(ctx context.Context, tree string, done []undone) ([
 	if err := h.syncStore(); err != nil || !indexed || len(said) == 0 {
 		return files, err
 	}
-	return files, h.keepEntries(tree, nil, v, said)
+	return files, h.keepEntries(tree, nil, v, said, self)
 }
 
 // maxSteps is how many paths an undo's text names, a line each; the rest

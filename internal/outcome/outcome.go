@@ -376,6 +376,10 @@ type ChangedFile struct {
 	Mode string `json:"mode,omitempty"`
 	// Kind says a path that became another kind of thing: "link → file".
 	Kind string `json:"kind,omitempty"`
+	// SaidBy is the call (a write, edit or patch that ran meanwhile) whose
+	// change this is: named here too, never left unsaid, and taken back by
+	// that call's undo, not this one's.
+	SaidBy int64 `json:"said_by,omitempty"`
 }
 
 // Outside are changes made between calls, since the call Since.
