@@ -84,7 +84,7 @@ type callState struct {
 	began       time.Time
 	ended       bool
 	endedAt     time.Time
-	said        bool // its changes were said, not scanned
+	said        bool   // its changes were said, not scanned
 	line        []byte // its end's line of the log
 	hasFiles    bool
 	hasOutside  bool
