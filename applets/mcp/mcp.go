@@ -80,6 +80,9 @@ func Command(version string) *cli.Command {
 			if err != nil {
 				return cmdline.Exit(c, outcome.Failure("cannot find toolkit's own binary: %s", err), outcome.TextMode)
 			}
+			// The history keepers its calls start, as child toolkits or
+			// here, end with this server.
+			os.Setenv(cmdline.OwnerEnv, cmdline.Owner())
 			s := New(version, Config{Root: r, Settings: c, Exe: exe, KeepJobs: c.Bool("keep-jobs")})
 			sigs := make(chan os.Signal, 4)
 			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"toolkit/internal/cmdline"
@@ -108,9 +109,10 @@ func startError(err error) string {
 // no colour, no pager, no prompt that would wait for a person.
 var hygiene = []string{"TERM=dumb", "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"}
 
-// environ is toolkit's environment, then hygiene, then the call's env.
+// environ is toolkit's environment (less its own plumbing: toolkit mcp's
+// mark of the keepers it owns), then hygiene, then the call's env.
 func environ(extra map[string]string) []string {
-	env := os.Environ()
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, cmdline.OwnerEnv+"=") })
 	index := make(map[string]int, len(env))
 	for i, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")

@@ -39,6 +39,14 @@ var (
 	HistorySettings = []AnySetting{History, HistoryKeeper, HistoryLifetime, HistoryMaxFile, HistoryMaxCall, HistoryStore}
 )
 
+// OwnerEnv names the variable through which toolkit mcp tells the calls it
+// runs, in it or as child toolkits, that it owns the history keepers they
+// start: they end with it ("PID START").
+const OwnerEnv = "TOOLKIT_OWNER"
+
+// Owner is this process as OwnerEnv says it.
+func Owner() string { return history.Owner() }
+
 // HistoryOff says the host turned history off (--history off): history and
 // undo have nothing to show or take back then, and are not offered.
 func HistoryOff(s Settings) bool {
@@ -70,6 +78,7 @@ func HistoryOf(s Settings, person bool) history.Settings {
 		hs.MaxCallBytes = int64(n)
 	}
 	hs.StoreCap = int64(max(0, HistoryStore.Get(s)))
+	hs.Owner = os.Getenv(OwnerEnv)
 	return hs
 }
 

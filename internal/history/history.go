@@ -83,6 +83,26 @@ type Settings struct {
 	// MaxWatches bounds a keeper's inotify watches (0: half of what the
 	// system allows the user); a tree of more directories is walked whole.
 	MaxWatches int
+	// Owner, when set, is the toolkit mcp whose calls started the keeper
+	// ("PID START", Owner's): the keeper ends with it, not after
+	// KeeperIdle.
+	Owner string `json:",omitempty"`
+}
+
+// Owner is this process as an owner of keepers: "PID START".
+func Owner() string {
+	self, _ := proc.Lookup(os.Getpid())
+	return fmt.Sprintf("%d %d", os.Getpid(), self.Start)
+}
+
+// ownerGone says the owner ("PID START") no longer runs.
+func ownerGone(owner string) bool {
+	var pid int
+	var start uint64
+	if _, err := fmt.Sscanf(owner, "%d %d", &pid, &start); err != nil {
+		return false
+	}
+	return !proc.StillAlive(pid, start)
 }
 
 // Defaults are the bounds when the host gives none.

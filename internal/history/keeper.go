@@ -170,9 +170,25 @@ func RunKeeper(tree, settings string) int {
 		say("watching")
 	}
 	idle := time.NewTimer(s.KeeperIdle)
+	// Owned by a toolkit mcp, it ends with it; a tree deleted, with its
+	// watch.
+	var owned <-chan time.Time
+	if s.Owner != "" {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		owned = t.C
+	}
 	for {
 		select {
 		case <-idle.C:
+			if s.Owner == "" {
+				return 0
+			}
+		case <-owned:
+			if ownerGone(s.Owner) {
+				return 0
+			}
+		case <-k.w.gone:
 			return 0
 		case <-k.asked:
 			idle.Reset(s.KeeperIdle)
@@ -431,6 +447,7 @@ type watcher struct {
 	floor uint64       // an ask from before this point is answered "whole"
 	marks map[string]mark
 	buf   []byte
+	gone  chan struct{} // closed once the tree's own watch goes: the tree was removed or moved
 }
 
 // mark is a changed directory: since when, and whether its whole tree.
@@ -475,7 +492,7 @@ func newWatcher(ctx context.Context, tree, skip string, max int) (*watcher, erro
 	var seed [8]byte
 	_, _ = rand.Read(seed[:])
 	w := &watcher{tree: tree, skip: skip, f: f, raw: raw, dirs: map[int]string{}, wds: map[string]int{}, heavy: map[int]bool{},
-		max: max, gen: binary.LittleEndian.Uint64(seed[:]) >> 1, seq: 1, marks: map[string]mark{}, buf: make([]byte, 64<<10)}
+		max: max, gen: binary.LittleEndian.Uint64(seed[:]) >> 1, seq: 1, marks: map[string]mark{}, buf: make([]byte, 64<<10), gone: make(chan struct{})}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	err = w.watch("")
@@ -630,6 +647,20 @@ func (w *watcher) event(wd int, mask uint32, name string) {
 		return
 	}
 	switch {
+	case mask&unix.IN_IGNORED != 0 && dir == "":
+		// The tree itself went: nothing is left to watch.
+		delete(w.dirs, wd)
+		select {
+		case <-w.gone:
+		default:
+			close(w.gone)
+		}
+		return
+	case mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 && dir == "":
+		// The tree was removed or moved away: the watch goes with it
+		// (IN_IGNORED), or must.
+		_ = w.control(func(fd int) error { _, err := unix.InotifyRmWatch(fd, uint32(wd)); return err })
+		return
 	case mask&unix.IN_IGNORED != 0:
 		// The directory went (or was moved off the tree's paths): its
 		// watch with it.

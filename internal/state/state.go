@@ -22,7 +22,9 @@ func Dir(subs ...string) (string, error) {
 		if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
 			dir = filepath.Join(rt, "toolkit")
 		} else {
-			dir = filepath.Join(os.TempDir(), "toolkit-"+strconv.Itoa(os.Getuid()))
+			// /tmp itself, not $TMPDIR: a host that gives each call a
+			// TMPDIR of its own keeps one state directory all the same.
+			dir = filepath.Join("/tmp", "toolkit-"+strconv.Itoa(os.Getuid()))
 		}
 	}
 	// Absolute: the paths in it are handed to processes in other
