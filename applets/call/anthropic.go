@@ -121,7 +121,9 @@ func editor(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome {
 		}
 		return insert(ctx, in.Path, *in.InsertLine, *text, h)
 	case "undo_edit":
-		return outcome.Failure("undo_edit is not offered: toolkit keeps no history; make the reverse change with str_replace")
+		// The file's last change taken back, through history: a step
+		// further back each time.
+		return runTool(ctx, "undo", marshal(map[string]any{"path": in.Path}), h)
 	}
 	return outcome.Misuse("input: no command %q; the commands are view, create, str_replace, insert", in.Command)
 }

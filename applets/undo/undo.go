@@ -14,18 +14,21 @@ package undo
 
 import (
 	"context"
+	"path/filepath"
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/history"
 	"toolkit/internal/outcome"
+	"toolkit/internal/root"
 )
 
 // Args is the input of one undo call.
 type Args struct {
-	Call   *int `json:"call,omitempty" flag:"--call N" check:"min=1" desc:"The call to take back: the number its result gave (· call 17)."`
-	To     *int `json:"to,omitempty" flag:"--to N" check:"min=1" desc:"Instead of call: take the tree back to before call N, undoing it and every call after it on the same tree, the later first."`
-	DryRun bool `json:"dry_run,omitempty" flag:"--dry-run" desc:"Say what would be restored, and the conflicts; change nothing."`
-	Force  bool `json:"force,omitempty" flag:"--force" desc:"Restore the paths changed since the call too, overwriting those changes."`
+	Call   *int    `json:"call,omitempty" flag:"--call N" check:"min=1" desc:"The call to take back: the number its result gave (· call 17)."`
+	To     *int    `json:"to,omitempty" flag:"--to N" check:"min=1" desc:"Instead of call: take the tree back to before call N, undoing it and every call after it on the same tree, the later first."`
+	Path   *string `json:"path,omitempty" flag:"--path FILE" check:"nonempty,nonul" desc:"Instead of call or to: take back this one file's last change, of the last call that changed it (that file only); again, the change before it."`
+	DryRun bool    `json:"dry_run,omitempty" flag:"--dry-run" desc:"Say what would be restored, and the conflicts; change nothing."`
+	Force  bool    `json:"force,omitempty" flag:"--force" desc:"Restore the paths changed since the call too, overwriting those changes."`
 }
 
 // Details are the facts of an undo for --json.
@@ -51,15 +54,29 @@ var Applet = cmdline.Applet[Args]{
 // Run carries out one undo.
 func Run(ctx context.Context, a Args, h cmdline.Host) outcome.Outcome {
 	var ua history.UndoArgs
+	n := 0
+	for _, given := range []bool{a.Call != nil, a.To != nil, a.Path != nil} {
+		if given {
+			n++
+		}
+	}
 	switch {
-	case a.Call != nil && a.To != nil:
-		return outcome.Misuse("input: give call or to, not both")
+	case n > 1:
+		return outcome.Misuse("input: give one of call, to and path")
 	case a.Call != nil:
 		ua.Call = int64(*a.Call)
 	case a.To != nil:
 		ua.To = int64(*a.To)
+	case a.Path != nil:
+		p, err := h.Root.HostPath(*a.Path)
+		if err != nil {
+			return outcome.Failure("%s: %s", *a.Path, root.Reason(err))
+		}
+		if ua.Path, err = filepath.Abs(p); err != nil {
+			return outcome.Failure("%s: %s", *a.Path, err)
+		}
 	default:
-		return outcome.Misuse("input: give call (the call to take back) or to")
+		return outcome.Misuse("input: give call (the call to take back), to, or path")
 	}
 	ua.DryRun, ua.Force = a.DryRun, a.Force
 	hs := cmdline.HistoryOf(h.Settings, false)

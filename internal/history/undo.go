@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,8 +22,11 @@ import (
 // restores a path whatever it holds now.
 type UndoArgs struct {
 	Call, To int64
-	DryRun   bool
-	Force    bool
+	// Path, instead, takes back one file's last change: of the last call
+	// that changed it, that file only. A host path.
+	Path   string
+	DryRun bool
+	Force  bool
 	// Within, when set, is the root the calls' tree must lie in (--root).
 	Within string
 }
@@ -209,6 +213,12 @@ func (h *history) load(a UndoArgs) (*undoPlan, error) {
 	if a.To > 0 {
 		first = a.To
 	}
+	only := ""
+	if a.Path != "" {
+		if first, only, err = lastChangeOf(a.Path, a.Within, byN, order); err != nil {
+			return nil, err
+		}
+	}
 	start := byN[first]
 	switch {
 	case start == nil:
@@ -243,8 +253,8 @@ func (h *history) load(a UndoArgs) (*undoPlan, error) {
 		bef, aft := map[string]pathState{}, map[string]pathState{}
 		var paths []string
 		for _, f := range c.files() {
-			if f.SaidBy != 0 {
-				continue // another call's change, undone by its undo
+			if f.SaidBy != 0 || only != "" && f.Path != only {
+				continue // another call's change, undone by its undo; or not the file asked for
 			}
 			if _, ok := bef[f.Path]; !ok {
 				if _, ok := aft[f.Path]; !ok {
@@ -282,6 +292,41 @@ func (h *history) load(a UndoArgs) (*undoPlan, error) {
 	}
 	slices.SortFunc(p.paths, func(a, b *pathPlan) int { return strings.Compare(a.path, b.path) })
 	return p, nil
+}
+
+// lastChangeOf is the last finished call that changed the file at path (a
+// host path), and the file's path in its tree, passing over the undos and
+// the calls they took back.
+func lastChangeOf(path, within string, byN map[int64]*callState, order []int64) (int64, string, error) {
+	tree, why := TreeOfFile(path, within)
+	if tree == "" {
+		return 0, "", errors.New(why)
+	}
+	rel, ok := inTree(tree, path)
+	if !ok {
+		return 0, "", fmt.Errorf("%s is not in a tree history keeps", path)
+	}
+	// As a text editor's undo, a step further back each time: the undos,
+	// and the calls they took back, are passed over.
+	undone := map[int64]bool{}
+	for _, n := range slices.Backward(order) {
+		c := byN[n]
+		if c.tree != tree || !c.ended {
+			continue
+		}
+		for _, m := range c.undid {
+			undone[m] = true
+		}
+		if len(c.undid) > 0 || undone[n] {
+			continue
+		}
+		for _, f := range c.files() {
+			if f.Path == rel && f.SaidBy == 0 {
+				return n, rel, nil
+			}
+		}
+	}
+	return 0, "", fmt.Errorf("no call in this state directory's history changed %s", path)
 }
 
 // todo is one path an undo changes: what it holds now, read, and the
