@@ -2,6 +2,7 @@ package edit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -48,7 +49,10 @@ func (ed *editor) apply(i int, e Edit) (EditResult, error) {
 	out.Grow(len(ed.text) + len(spans)*(len(new)-len(old)) + 64)
 	at, shift := 0, 0 // shift: the line ends the places before gave, less those they took
 	for k, s := range spans {
-		repl := match.Replacement(ed.text, s, level, old, new)
+		repl, err := match.Replacement(ed.text, s, level, old, new)
+		if err != nil {
+			return EditResult{}, shiftError(i, ed.text, s)
+		}
 		out.Write(ed.text[at:s.Start])
 		out.Write(repl)
 		at = s.End
@@ -141,6 +145,25 @@ func (ed *editor) insert(i, n int, ins string) (EditResult, error) {
 // lineOf is the line, from 1, that offset at is on.
 func lineOf(text []byte, at int) int {
 	return bytes.Count(text[:min(at, len(text))], []byte("\n")) + 1
+}
+
+// shiftError words an edit whose old_text matches the place at span only
+// with its indentation changed, where the change cannot be read without
+// doubt (match.ErrShift): the place's lines, as read numbers them.
+func shiftError(i int, text []byte, span match.Span) error {
+	first, last := lineOf(text, span.Start), lineOf(text, max(span.Start, span.End-1))
+	var b strings.Builder
+	fmt.Fprintf(&b, "edits[%d]: old_text matches lines %d-%d only with its indentation changed, and new_text cannot be re-indented without doubt (old_text's lines are not all shifted alike, or new_text's would be indented less than nothing); nothing was written. Quote the lines as the file has them:\n", i, first, last)
+	region := text[span.Start-len(text[:span.Start])+bytes.LastIndexByte(text[:span.Start], '\n')+1:]
+	for l := first; l <= last && l-first < maxShown; l++ {
+		line, rest, _ := bytes.Cut(region, nl)
+		fmt.Fprintf(&b, "%6d\t%s\n", l, bytes.TrimSuffix(line, []byte("\r")))
+		region = rest
+	}
+	if last-first+1 > maxShown {
+		fmt.Fprintf(&b, "[… %d lines more]\n", last-first+1-maxShown)
+	}
+	return errors.New(strings.TrimSuffix(b.String(), "\n"))
 }
 
 // maxShown is how many lines of the closest region an error shows.

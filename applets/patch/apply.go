@@ -174,7 +174,9 @@ func (a *applier) hunk(i int, h Hunk) error {
 			}
 		}
 	}
-	a.put(at, lines, len(old), level)
+	if err := a.put(at, lines, len(old), level); err != nil {
+		return &HunkError{i + 1, h.Header, "its lines are in the file only with their indentation changed, and not all alike: the lines it adds cannot be re-indented without doubt"}
+	}
 	if level != match.Exact && !slices.Contains(a.res.levels, level.String()) {
 		a.res.levels = append(a.res.levels, level.String())
 	}
@@ -202,9 +204,10 @@ func (a *applier) anchored(h Hunk) (begin, end bool) {
 	return h.OldStart <= 1, h.Lines[len(h.Lines)-1].Kind != ' '
 }
 
-// put writes the hunk's new lines in place of its old lines at line at.
-func (a *applier) put(at int, lines []Line, n int, level match.Level) {
-	a.copyTo(at)
+// put writes the hunk's new lines in place of its old lines at line at;
+// match.ErrShift where they matched only with their indentation changed,
+// in a way that cannot be read without doubt.
+func (a *applier) put(at int, lines []Line, n int, level match.Level) error {
 	var added [][]byte
 	for _, l := range lines {
 		if l.Kind == '+' {
@@ -212,8 +215,12 @@ func (a *applier) put(at int, lines []Line, n int, level match.Level) {
 		}
 	}
 	if (level == match.Indentation || level == match.Unicode) && len(added) > 0 {
-		added = a.reindent(at, lines, added)
+		var err error
+		if added, err = a.reindent(at, lines, added); err != nil {
+			return err
+		}
 	}
+	a.copyTo(at)
 	k, j := at, 0 // the file's line, the added line
 	for _, l := range lines {
 		switch l.Kind {
@@ -237,6 +244,7 @@ func (a *applier) put(at int, lines []Line, n int, level match.Level) {
 	}
 	a.copied = at + n
 	a.pos = at + n
+	return nil
 }
 
 // countKind is how many of lines are of kind.
@@ -252,7 +260,7 @@ func countKind(lines []Line, kind byte) int {
 
 // reindent gives the added lines the indentation the place has where the
 // hunk's old lines had theirs.
-func (a *applier) reindent(at int, lines []Line, added [][]byte) [][]byte {
+func (a *applier) reindent(at int, lines []Line, added [][]byte) ([][]byte, error) {
 	var place, old, new bytes.Buffer
 	k := at
 	for _, l := range lines {
@@ -270,8 +278,11 @@ func (a *applier) reindent(at int, lines []Line, added [][]byte) [][]byte {
 		new.Write(l)
 		new.WriteByte('\n')
 	}
-	out := bytes.Split(match.Reindent(place.Bytes(), old.Bytes(), new.Bytes()), []byte("\n"))
-	return out[:len(added)]
+	re, err := match.Reindent(place.Bytes(), old.Bytes(), new.Bytes(), false)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Split(re, []byte("\n"))[:len(added)], nil
 }
 
 // seek finds want as whole lines of the text at or after line from, level

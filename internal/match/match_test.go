@@ -82,7 +82,11 @@ func TestReplacement(t *testing.T) {
 				t.Fatalf("%d places", len(spans))
 			}
 			s := spans[0]
-			got := string(text[:s.Start]) + string(Replacement(text, s, level, []byte(tc.old), []byte(tc.new))) + string(text[s.End:])
+			repl, err := Replacement(text, s, level, []byte(tc.old), []byte(tc.new))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := string(text[:s.Start]) + string(repl) + string(text[s.End:])
 			if got != tc.want {
 				t.Fatalf("got %q, want %q", got, tc.want)
 			}
@@ -150,7 +154,10 @@ func FuzzFind(f *testing.F) {
 			if level == Exact && !bytes.Equal(text[s.Start:s.End], old) {
 				t.Fatalf("exact place %q is not %q", text[s.Start:s.End], old)
 			}
-			repl := Replacement(text, s, level, old, new)
+			repl, err := Replacement(text, s, level, old, new)
+			if err != nil {
+				return // refused: nothing written
+			}
 			out := append(append(append([]byte(nil), text[:s.Start]...), repl...), text[s.End:]...)
 			if !bytes.HasPrefix(out, text[:s.Start]) || !bytes.HasSuffix(out, text[s.End:]) {
 				t.Fatalf("bytes outside %v changed", s)

@@ -2,18 +2,24 @@ package match
 
 import (
 	"bytes"
+	"errors"
 	"hash/maphash"
+	"slices"
 	"strings"
 )
 
 // Replacement is what to put at span, where old was found at level, for
 // new: new in the line endings of the place, and at the indentation level
-// re-indented from old's indentation to the place's.
-func Replacement(text []byte, span Span, level Level, old, new []byte) []byte {
+// re-indented from old's indentation to the place's. An error says the
+// shift cannot be read from old without doubt (ErrShift).
+func Replacement(text []byte, span Span, level Level, old, new []byte) ([]byte, error) {
 	if level == Indentation || level == Unicode {
-		new = Reindent(text[span.Start:span.End], old, new)
+		var err error
+		if new, err = Reindent(text[span.Start:span.End], old, new, true); err != nil {
+			return nil, err
+		}
 	}
-	return lineEnds(new, crlfAt(text, span))
+	return lineEnds(new, crlfAt(text, span)), nil
 }
 
 // crlfAt reports whether the place at span ends its lines with "\r\n": its
@@ -40,23 +46,39 @@ func lineEnds(b []byte, crlf bool) []byte {
 // indentOf is the leading blanks of a line.
 func indentOf(b []byte) []byte { return b[:len(b)-len(bytes.TrimLeft(b, " \t"))] }
 
+// ErrShift is a quote that matches a place only with its indentation
+// changed, where how it changed cannot be read without doubt: its whole
+// lines disagree, or new's lines would be indented less than nothing.
+// The edit is refused rather than written mis-indented.
+var ErrShift = errors.New("its indentation differs from the file's in a way that cannot be read without doubt")
+
 // Reindent gives new's lines the indentation the place has where old had
-// its own: the place's lines and old's pair up one for one. Spaces for tabs
-// (or tabs for spaces) are converted at the width the pairs show; a block
-// shifted is shifted the same.
-func Reindent(place, old, new []byte) []byte {
+// its own, the place's lines and old's paired one for one. The shift is
+// read from old's whole lines. With midLine, old's first line may be
+// quoted from its first character that is not blank (edit's old_text, as
+// models quote it), and is taken for a whole one only where it agrees with
+// the others; new's first line then takes the place's first line's
+// indentation, and the lines after it keep their own indentation relative
+// to one another, shifted as old's were. (A patch's lines are whole.)
+// Spaces for tabs (or tabs for spaces) are converted at the width the
+// pairs show. ErrShift where the shift is not one.
+func Reindent(place, old, new []byte, midLine bool) ([]byte, error) {
 	pl, ol := Lines(place), Lines(old)
 	type pair struct{ from, to []byte }
-	var pairs []pair
+	var pairs []pair // old's non-blank lines, the first among them when it is
+	firstAt := -1
 	for j := range min(len(pl), len(ol)) {
 		o, p := old[ol[j].Start:ol[j].ContentEnd], place[pl[j].Start:pl[j].ContentEnd]
 		if len(bytes.TrimSpace(o)) == 0 {
 			continue
 		}
+		if j == 0 {
+			firstAt = len(pairs)
+		}
 		pairs = append(pairs, pair{indentOf(o), indentOf(p)})
 	}
 	if len(pairs) == 0 {
-		return new
+		return new, nil
 	}
 	// Spaces in old for tabs in the place, at some width, or the other way.
 	width := 0
@@ -73,39 +95,128 @@ func Reindent(place, old, new []byte) []byte {
 			}
 		}
 	}
+	// The shift of old's whole lines: one, or none that can be read.
+	// Quoted from its first character that is not blank: a first line
+	// with no indentation where the place's has some.
+	midLine = midLine && firstAt == 0 && len(pairs) > 1 && len(pairs[0].from) == 0 && len(pairs[0].to) > 0
+	whole := pairs
+	if midLine {
+		whole = pairs[1:]
+	}
+	// Tabs for spaces at a width only where every whole line says so; the
+	// width known only where two depths show it (one could be a width and
+	// a shift together), else only the depths old's lines have are known.
+	depths := map[int]bool{}
+	for _, p := range whole {
+		if width != 0 && !bytes.Equal(convert(p.from, width), p.to) {
+			width = 0
+		}
+		depths[len(p.from)] = true
+	}
+	sure := len(depths) > 1
+	sh, ok := shiftOf(whole[0].from, whole[0].to)
+	for _, p := range whole[1:] {
+		if o, k := shiftOf(p.from, p.to); !k || o != sh {
+			ok = false
+		}
+	}
+	if !ok && width == 0 {
+		return nil, ErrShift
+	}
+	// The first line, quoted mid-line where it does not shift as the
+	// others do: new's first line goes where it is.
+	quoted := false
+	if midLine {
+		f, k := shiftOf(pairs[0].from, pairs[0].to)
+		quoted = !k || f != sh
+	}
 	var out bytes.Buffer
-	nl := Lines(new)
-	for _, l := range nl {
+	for k, l := range Lines(new) {
 		line := new[l.Start:l.End]
 		ind := indentOf(new[l.Start:l.ContentEnd])
 		rest := line[len(ind):]
+		var to []byte
 		switch {
 		case len(bytes.TrimSpace(new[l.Start:l.ContentEnd])) == 0:
 			out.Write(line)
 			continue
-		case width > 0 && onlyOf(ind, ' '):
-			out.WriteString(strings.Repeat("\t", len(ind)/width) + strings.Repeat(" ", len(ind)%width))
-		case width < 0 && onlyOf(ind, '\t'):
-			out.WriteString(strings.Repeat(" ", len(ind)*-width))
+		case k == 0 && quoted:
+			to = append(slices.Clone(pairs[0].to), bytes.TrimPrefix(ind, pairs[0].from)...)
+		case width > 0 && onlyOf(ind, ' '), width < 0 && onlyOf(ind, '\t'):
+			if !sure && !depths[len(ind)] {
+				return nil, ErrShift
+			}
+			to = convert(ind, width)
+		case !ok:
+			return nil, ErrShift
 		default:
-			// The longest indentation of old this line starts with, as
-			// the place has it.
-			best := -1
-			for i, p := range pairs {
-				if bytes.HasPrefix(ind, p.from) && (best < 0 || len(p.from) > len(pairs[best].from)) {
-					best = i
-				}
+			moved, k := sh.apply(ind)
+			if !k {
+				return nil, ErrShift
 			}
-			if best < 0 {
-				out.Write(ind)
-			} else {
-				out.Write(pairs[best].to)
-				out.Write(ind[len(pairs[best].from):])
-			}
+			to = moved
 		}
+		if k > 0 && quoted && bytes.Equal(ind, pairs[0].from) && !bytes.Equal(to, pairs[0].to) {
+			// At the indentation of old's first line, quoted mid-line:
+			// where that line is, or where the others' shift puts it?
+			return nil, ErrShift
+		}
+		out.Write(to)
 		out.Write(rest)
 	}
-	return out.Bytes()
+	return out.Bytes(), nil
+}
+
+// convert gives an indentation of spaces as tabs of width spaces each, or
+// one of tabs (width < 0) as -width spaces each.
+func convert(ind []byte, width int) []byte {
+	if width > 0 {
+		return []byte(strings.Repeat("\t", len(ind)/width) + strings.Repeat(" ", len(ind)%width))
+	}
+	return bytes.Repeat([]byte(" "), len(ind)*-width)
+}
+
+// shift is how a block's indentation moved: by n of the blank c (n < 0:
+// taken off), the rest of each line's indentation kept.
+type shift struct {
+	n int
+	c byte
+}
+
+// shiftOf is the shift from one indentation to another: each made of one
+// blank, the same (or one of them empty), else none.
+func shiftOf(from, to []byte) (shift, bool) {
+	c := byte(' ')
+	switch {
+	case len(from) > 0:
+		c = from[0]
+	case len(to) > 0:
+		c = to[0]
+	}
+	if !onlyOf(from, c) || !onlyOf(to, c) {
+		return shift{}, false
+	}
+	n := len(to) - len(from)
+	if n == 0 {
+		return shift{}, true
+	}
+	return shift{n, c}, true
+}
+
+// apply shifts an indentation: false where it would be less than nothing,
+// or holds a blank other than the shift's.
+func (s shift) apply(ind []byte) ([]byte, bool) {
+	switch {
+	case s.n == 0:
+		return ind, true
+	case !onlyOf(ind, s.c):
+		return nil, false // another blank, at a width the quote does not show
+	case s.n > 0:
+		return append(bytes.Repeat([]byte{s.c}, s.n), ind...), true
+	case len(ind) < -s.n:
+		return nil, false
+	}
+	return ind[-s.n:], true
 }
 
 func onlyOf(b []byte, c byte) bool {
