@@ -184,6 +184,18 @@ func TestMinimalImage(t *testing.T) {
 		t.Fatalf("the job's answer: exit %d: %q", code, out)
 	}
 
+	// toolkit call's bash tool with no bash in the image: /bin/sh runs its
+	// commands, said once.
+	bashBlock := `{"type":"tool_use","id":"toolu_01","name":"bash","input":{"command":"echo $0"}}`
+	out, code = inImage(t, rootfs, bashBlock, "/bin/toolkit", "call")
+	if code != 0 || !strings.Contains(out, `"content":"/bin/sh\n[bash is not in this image: /bin/sh runs the commands]\n`) {
+		t.Fatalf("the bash tool without bash: exit %d: %q", code, out)
+	}
+	out, _ = inImage(t, rootfs, bashBlock, "/bin/toolkit", "call")
+	if strings.Contains(out, "bash is not in this image") {
+		t.Fatalf("the note was said again: %q", out)
+	}
+
 	// toolkit mcp: initialize, and a call.
 	session := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
 	out, code = inImage(t, rootfs, session, "/bin/toolkit", "mcp")

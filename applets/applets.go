@@ -46,7 +46,17 @@ type Tool struct {
 	Child          bool
 	// History: the tool shows or takes back what history kept; not offered
 	// where history is off.
-	History bool
+	History  bool
+	describe func(cmdline.Settings) string
+}
+
+// DescriptionFor is the tool's description under the host's settings s
+// (nil: its own).
+func (t Tool) DescriptionFor(s cmdline.Settings) string {
+	if t.describe == nil || s == nil {
+		return t.Description
+	}
+	return t.describe(s)
 }
 
 // Hints are cmdline's.
@@ -55,7 +65,7 @@ type Hints = cmdline.Hints
 func tool[A any](ap cmdline.Applet[A]) Tool {
 	return Tool{
 		Name: ap.Name, Description: ap.Description, Args: reflect.TypeFor[A](), Details: reflect.TypeOf(ap.Details), Hints: ap.Hints,
-		Command: ap.Command, Call: ap.Call, Aliases: ap.Aliases, FlagsAfterArgs: ap.FlagsAfterArgs, Settings: ap.Settings, Child: ap.Child, History: ap.History,
+		Command: ap.Command, Call: ap.Call, Aliases: ap.Aliases, FlagsAfterArgs: ap.FlagsAfterArgs, Settings: ap.Settings, Child: ap.Child, History: ap.History, describe: ap.Describe,
 	}
 }
 

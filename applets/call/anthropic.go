@@ -49,6 +49,7 @@ func bash(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome {
 	case in.Command == "":
 		return outcome.Misuse("input: give command, or restart")
 	}
+	h.Bash = true // the model was told "run commands in a bash shell"
 	return runTool(ctx, "shell", marshal(map[string]any{"command": in.Command}), h)
 }
 

@@ -51,6 +51,7 @@ func shellCall(ctx context.Context, b block, h cmdline.Host) (any, bool, error) 
 		return nil, false, fmt.Errorf("a shell_call's action needs commands")
 	}
 	res := shellCallOutput{Type: "shell_call_output", CallID: b.CallID, MaxOutputLength: a.MaxOutputLength, Output: []shellChunk{}}
+	h.Bash = true // models write bash for the shell tool's commands
 	failed := false
 	for _, c := range a.Commands {
 		args := map[string]any{"command": c}

@@ -147,7 +147,7 @@ func New(version string, conf Config) *Server {
 		}
 		s.sdk.AddTool(&sdk.Tool{
 			Name:         t.Name,
-			Description:  t.Description,
+			Description:  t.DescriptionFor(conf.Settings),
 			InputSchema:  input.Schema(t.Args),
 			OutputSchema: outcome.Schema(t.Details),
 			Annotations: &sdk.ToolAnnotations{

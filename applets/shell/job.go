@@ -50,7 +50,7 @@ func runJob(ctx context.Context, a Args, h Options) outcome.Outcome {
 	if err != nil {
 		return outcome.Failure("%s", err)
 	}
-	spec := jobs.Spec{Command: a.Command, Cwd: dir, TTY: a.TTY, Lifetime: jobs.Duration(life), Grace: jobs.Duration(h.Limits.Grace), Prefix: prefix, Limits: f.limits, Writable: f.writable()}
+	spec := jobs.Spec{Command: a.Command, Shell: h.Shell, Cwd: dir, TTY: a.TTY, Lifetime: jobs.Duration(life), Grace: jobs.Duration(h.Limits.Grace), Prefix: prefix, Limits: f.limits, Writable: f.writable()}
 	if a.Rows != nil {
 		spec.Rows = *a.Rows
 	}

@@ -45,7 +45,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	started := time.Now()
 	j, err := start(a, dir, f)
 	if err != nil {
-		return outcome.Failure("cannot start /bin/sh: %s", startError(err))
+		return outcome.Failure("cannot start %s: %s", h.shell(), startError(err, h.shell()))
 	}
 	defer j.Close()
 

@@ -37,9 +37,12 @@
 package shell
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -50,6 +53,7 @@ import (
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
+	"toolkit/internal/state"
 )
 
 // Args is the input of one shell call.
@@ -109,7 +113,12 @@ type Options struct {
 	// LimitMemoryMB and LimitPids are the ceilings of a call's limits, and
 	// its limits when it gives none (0: none).
 	LimitMemoryMB, LimitPids int
+	// Shell runs the commands: "" for /bin/sh (shellFor).
+	Shell string
 }
+
+// shell is the shell that runs the commands.
+func (o Options) shell() string { return cmp.Or(o.Shell, proc.DefaultShell) }
 
 // Limits are the time limits of a call.
 type Limits struct {
@@ -191,20 +200,26 @@ var Applet = cmdline.Applet[Args]{
 	Synopsis:    "toolkit shell [flags] COMMAND...",
 	Example:     `{"command":"make test"}`,
 	Description: Description,
-	Details:     Details{},
-	Hints:       cmdline.Hints{Destructive: true, OpenWorld: true},
-	Settings:    Settings,
-	Child:       true,
-	Tracks:      cmdline.Scanned,
-	WorkDir:     workDirOf,
-	Flags:       hostFlags(),
+	Describe: func(s cmdline.Settings) string {
+		if sh := Shell.Get(s); sh != "" {
+			return strings.ReplaceAll(Description, "/bin/sh -c", sh+" -c")
+		}
+		return Description
+	},
+	Details:  Details{},
+	Hints:    cmdline.Hints{Destructive: true, OpenWorld: true},
+	Settings: Settings,
+	Child:    true,
+	Tracks:   cmdline.Scanned,
+	WorkDir:  workDirOf,
+	Flags:    hostFlags(),
 	Person: func(_ *cli.Context, a *Args) error {
 		if a.Cwd == "" && a.Session == nil {
 			a.Cwd = "." // person mode runs where the person is, unless in a session
 		}
 		return nil
 	},
-	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
+	Run: func(ctx context.Context, a *Args, h cmdline.Host) (o outcome.Outcome) {
 		opts, err := options(h.Settings)
 		if err != nil {
 			return outcome.Misuse("%s", err)
@@ -213,7 +228,14 @@ var Applet = cmdline.Applet[Args]{
 		if opts.Confine != confine.Off && opts.Root == nil {
 			return outcome.Misuse("%s", confine.ErrNoRoot)
 		}
+		var note string
+		if opts.Shell, note, err = shellFor(h); err != nil {
+			return outcome.Misuse("%s", err)
+		}
 		a.Host = opts
+		if note != "" {
+			defer func() { o = withNote(o, note) }()
+		}
 		// An output that was closed stops the command, as a timeout does.
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
@@ -230,12 +252,67 @@ var Applet = cmdline.Applet[Args]{
 				}
 			}
 		}
-		o := Run(ctx, *a)
+		o = Run(ctx, *a)
 		if live != nil {
 			live.close()
 		}
 		return o
 	},
+}
+
+// Shell is the host's choice of the shell that runs every command.
+var Shell = &cmdline.Setting[string]{Name: "shell", Env: "TOOLKIT_SHELL",
+	Usage: "run every command with `PATH` -c (default: /bin/sh; for a tool the model was told is bash, toolkit call's bash and shell_call, bash where the image has one)"}
+
+// shellFor is the shell that runs a call's commands: the host's --shell;
+// else, for a tool the model was told is bash (h.Bash), bash where the
+// image has one, and /bin/sh where it has none, with a note said once in
+// the state directory; else /bin/sh ("").
+func shellFor(h cmdline.Host) (shell, note string, err error) {
+	if h.Settings != nil {
+		if s := Shell.Get(h.Settings); s != "" {
+			if fi, err := os.Stat(s); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+				return "", "", fmt.Errorf("--shell %s: no such program", s)
+			}
+			return s, "", nil
+		}
+	}
+	if !h.Bash {
+		return "", "", nil
+	}
+	if bash := findBash(); bash != "" {
+		return bash, "", nil
+	}
+	note = "[bash is not in this image: /bin/sh runs the commands]"
+	if !state.FirstTime(note) {
+		note = ""
+	}
+	return "", note, nil
+}
+
+// findBash is where the image's bash is: /bin/bash, /usr/bin/bash, else
+// the first on PATH; "" where it has none.
+func findBash() string {
+	dirs := append([]string{"/bin", "/usr/bin"}, filepath.SplitList(os.Getenv("PATH"))...)
+	for _, d := range dirs {
+		p := filepath.Join(d, "bash")
+		if fi, err := os.Stat(p); err == nil && filepath.IsAbs(p) && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// withNote puts a bracketed line before a done outcome's last line (its
+// [exit N]).
+func withNote(o outcome.Outcome, note string) outcome.Outcome {
+	if o.Kind != outcome.Done {
+		return o
+	}
+	body := strings.TrimSuffix(o.Text, "\n")
+	i := strings.LastIndexByte(body, '\n') + 1
+	o.Text = o.Text[:i] + note + "\n" + o.Text[i:]
+	return o
 }
 
 func hostFlags() []cli.Flag {
@@ -257,7 +334,7 @@ var (
 	LimitMemory    = &cmdline.Setting[int]{Name: "limit-memory", Env: "TOOLKIT_LIMIT_MEMORY", Usage: "stop a command whose processes hold more than `MIB` of resident memory; the most a call's limits.memory_mb may ask (default: none)"}
 	LimitPids      = &cmdline.Setting[int]{Name: "limit-pids", Env: "TOOLKIT_LIMIT_PIDS", Usage: "stop a command with more than `N` processes at once; the most a call's limits.pids may ask (default: none)"}
 
-	Settings = append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, LimitMemory, LimitPids}, cmdline.HistorySettings...)
+	Settings = append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, LimitMemory, LimitPids, Shell}, cmdline.HistorySettings...)
 )
 
 // options reads the host's settings from its flags.

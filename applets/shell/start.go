@@ -95,11 +95,11 @@ func workDirOf(a *Args, h cmdline.Host) string {
 	return abs
 }
 
-// startError words why /bin/sh could not start: the path and the errno of
-// a failed open, else the errno, without os/exec's wrapping.
-func startError(err error) string {
+// startError words why the shell could not start: the path and the errno
+// of a failed open, else the errno, without os/exec's wrapping.
+func startError(err error, shell string) string {
 	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path != "/bin/sh" {
+	if errors.As(err, &pe) && pe.Path != shell {
 		return pe.Path + ": " + pe.Err.Error()
 	}
 	return root.Reason(err)
@@ -148,7 +148,7 @@ func start(a Args, dir string, f fence) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := proc.Launch(proc.Spec{Script: a.Command, Dir: dir, Env: f.env(environ(a.Env)), Stdin: a.Stdin, Prefix: prefix})
+	r, err := proc.Launch(proc.Spec{Script: a.Command, Shell: a.Host.Shell, Dir: dir, Env: f.env(environ(a.Env)), Stdin: a.Stdin, Prefix: prefix})
 	if err != nil {
 		return nil, err
 	}

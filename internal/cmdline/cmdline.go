@@ -66,6 +66,10 @@ type Host struct {
 	// content it keeps: write reads a file's old content up to it, which it
 	// would not read otherwise.
 	Keeps int64
+	// Bash says the model was told the tool runs bash (toolkit call's
+	// Anthropic bash tool, OpenAI's shell_call): bash runs its commands
+	// where the image has one.
+	Bash bool
 }
 
 // Applet describes an applet for the command line and for in-process calls.
@@ -89,9 +93,12 @@ type Applet[A any] struct {
 
 	// What hosts and models are told of it.
 	Description string // written for the model
-	Details     any    // a zero value of its Details: what --json adds to ok and text
-	Hints       Hints
-	Aliases     []string // other names its link may have (apply_patch)
+	// Describe, when set, is the description under the host's settings
+	// (shell's names the shell --shell chose).
+	Describe func(s Settings) string
+	Details  any // a zero value of its Details: what --json adds to ok and text
+	Hints    Hints
+	Aliases  []string // other names its link may have (apply_patch)
 	// FlagsAfterArgs says its command line takes flags after its arguments
 	// (edit PATH --old TEXT --new TEXT).
 	FlagsAfterArgs bool

@@ -9,6 +9,7 @@ import (
 
 	"toolkit/internal/history"
 	"toolkit/internal/outcome"
+	"toolkit/internal/state"
 )
 
 // Tracks says how a call's changes are found, for history.
@@ -112,7 +113,7 @@ func (ap Applet[A]) beginHistory(ctx context.Context, a *A, h Host) (*history.Ca
 	}
 	tree, why := history.Tree(dir, rootDir)
 	if tree == "" {
-		if history.FirstSaid(why) {
+		if state.FirstTime(why) {
 			return nil, "[" + why + "]"
 		}
 		return nil, ""

@@ -32,7 +32,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -274,27 +273,6 @@ func kept(tree string) (string, string) {
 		return "", fmt.Sprintf("history is off for this call: %s is not a tree toolkit keeps the history of (/ and the temporary directory never are)", tree)
 	}
 	return tree, ""
-}
-
-// FirstSaid reports whether why, the reason history is off for a call,
-// is news to the state directory: it is said on the first call it holds
-// for, not on every call after it, where it would say the same each time
-// (a sandbox whose work is at /).
-func FirstSaid(why string) bool {
-	st, err := state.Dir("history")
-	if err != nil {
-		return true
-	}
-	dir := filepath.Join(st, "history", "said")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return true
-	}
-	f, err := os.OpenFile(filepath.Join(dir, treeID(why)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return !errors.Is(err, fs.ErrExist)
-	}
-	f.Close()
-	return true
 }
 
 // treeID names a tree's files in trees/.

@@ -67,6 +67,8 @@ type Spec struct {
 	// Limits fence it, as a shell call's.
 	Prefix []string    `json:"prefix,omitempty"`
 	Limits proc.Limits `json:"limits,omitzero"`
+	// Shell runs Command: "" for /bin/sh.
+	Shell string `json:"shell,omitempty"`
 	// Writable, for a command Landlock confines, is what it may write: a
 	// look notes the paths it was denied outside it, as a shell call does.
 	Writable []string `json:"writable,omitempty"`

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,7 +129,7 @@ func (k *keeper) start() error {
 // terminal. Its environment is the keeper's own: the one the job was
 // started with.
 func (k *keeper) startCommand() error {
-	spec := proc.Spec{Script: k.spec.Command, Dir: k.spec.Cwd, Input: true, TTY: k.spec.TTY, Rows: DefaultRows, Cols: DefaultCols, Prefix: k.spec.Prefix}
+	spec := proc.Spec{Script: k.spec.Command, Shell: k.spec.Shell, Dir: k.spec.Cwd, Input: true, TTY: k.spec.TTY, Rows: DefaultRows, Cols: DefaultCols, Prefix: k.spec.Prefix}
 	if k.spec.Rows > 0 {
 		spec.Rows = uint16(min(k.spec.Rows, MaxRows))
 	}
@@ -137,7 +138,7 @@ func (k *keeper) startCommand() error {
 	}
 	r, err := proc.Launch(spec)
 	if err != nil {
-		return fmt.Errorf("cannot start /bin/sh: %w", err)
+		return fmt.Errorf("cannot start %s: %w", cmp.Or(k.spec.Shell, proc.DefaultShell), err)
 	}
 	k.running, k.out, k.input = r, r.Out, r.In
 	if k.spec.TTY {

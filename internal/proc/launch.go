@@ -12,10 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Spec is a command to start: a /bin/sh -c script, in a session of its own.
-// shell's calls and the job keepers start every command through Launch.
+// Spec is a command to start: a /bin/sh -c script (or Shell's), in a
+// session of its own. shell's calls and the job keepers start every
+// command through Launch.
 type Spec struct {
 	Script string
+	Shell  string // the shell that runs Script; "": DefaultShell
 	Dir    string
 	Env    []string // nil: this process's environment
 	// The command's input: Stdin's text, written and then ended; with
@@ -56,7 +58,7 @@ func Launch(s Spec) (*Running, error) {
 	if err := BecomeSubreaper(); err != nil {
 		return nil, fmt.Errorf("cannot become a subreaper: %w", err)
 	}
-	cmd, script, err := ShellCommand(s.Script)
+	cmd, script, err := ShellCommand(s.Shell, s.Script)
 	if err != nil {
 		return nil, err
 	}

@@ -11,11 +11,17 @@ import (
 	"toolkit/internal/tempfile"
 )
 
-// ShellCommand is /bin/sh -c command, and the file that holds the command
-// when it is too long to be an argument (nil otherwise), to be closed once
-// the command has ended.
-func ShellCommand(command string) (*exec.Cmd, *Script, error) {
-	cmd := exec.Command("/bin/sh", "-c", command)
+// DefaultShell runs a command where nothing else is asked for.
+const DefaultShell = "/bin/sh"
+
+// ShellCommand is shell -c command (shell "": DefaultShell), and the file
+// that holds the command when it is too long to be an argument (nil
+// otherwise), to be closed once the command has ended.
+func ShellCommand(shell, command string) (*exec.Cmd, *Script, error) {
+	if shell == "" {
+		shell = DefaultShell
+	}
+	cmd := exec.Command(shell, "-c", command)
 	if len(command) <= maxArgument {
 		return cmd, nil, nil
 	}

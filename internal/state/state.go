@@ -3,8 +3,11 @@
 package state
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,4 +57,22 @@ func Dir(subs ...string) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// FirstTime reports whether note is news to the state directory: true the
+// first time it is asked of a note, false after (a note said once, not on
+// every call, where each would say the same: history off at /, bash not
+// in the image).
+func FirstTime(note string) bool {
+	st, err := Dir("said")
+	if err != nil {
+		return true
+	}
+	sum := sha256.Sum256([]byte(note))
+	f, err := os.OpenFile(filepath.Join(st, "said", hex.EncodeToString(sum[:8])), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return !errors.Is(err, fs.ErrExist)
+	}
+	f.Close()
+	return true
 }
