@@ -15,6 +15,7 @@ import (
 
 	"toolkit/applets"
 	"toolkit/internal/cmdline"
+	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/sysinfo"
 )
@@ -67,5 +68,8 @@ func Facts(root string, s cmdline.Settings) (sysinfo.Facts, error) {
 		return nil
 	}}
 	_ = app.Run([]string{"toolkit"})
+	if kept := jobs.KeptSpills(); kept.Dir != "" {
+		f.Spills = &sysinfo.Spills{Dir: kept.Dir, Files: kept.Files, Bytes: kept.Bytes, Cap: jobs.SpillCap(kept.Dir, kept.Bytes)}
+	}
 	return f, nil
 }

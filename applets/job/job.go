@@ -88,6 +88,8 @@ type Details struct {
 	// trees of those --stop-all stopped.
 	HistoryKeepers        []history.Keeper `json:"history_keepers,omitempty"`
 	StoppedHistoryKeepers []string         `json:"stopped_history_keepers,omitempty"`
+	// Spills are the cut calls' whole outputs kept (--stop-all).
+	Spills *jobs.Spills `json:"spills,omitempty"`
 }
 
 // Listed is a job in the list.
@@ -302,6 +304,12 @@ func stopAll() outcome.Outcome {
 	}
 	if n := len(d.StoppedHistoryKeepers); n > 0 {
 		stopped += "; " + text.Count(int64(n), "history keeper")
+	}
+	// What the cut calls' whole outputs hold: files, not processes, said
+	// so that a host knows what is left.
+	if kept := jobs.KeptSpills(); kept.Files > 0 {
+		d.Spills = &kept
+		stopped += "; " + kept.String()
 	}
 	return outcome.Success("[stopped "+stopped+"]\n", d)
 }

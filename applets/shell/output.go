@@ -7,6 +7,7 @@ import (
 
 	"toolkit/internal/clean"
 	"toolkit/internal/cut"
+	"toolkit/internal/jobs"
 )
 
 // output is where the command's output goes as it arrives: the spill keeps
@@ -24,11 +25,15 @@ func newOutput(h Options) *output {
 	dir := h.SpillDir
 	if dir == "" {
 		dir = os.TempDir()
+		if d, err := jobs.SpillDir(); err == nil {
+			dir = d
+		}
 	}
 	o := &output{
 		cut:   cut.New(h.MaxOutput),
 		spill: newSpill(dir, h.MaxOutput, h.MaxSpill),
 	}
+	o.spill.lifetime = h.JobLifetime
 	var text io.Writer = o.cut
 	if h.Live != nil {
 		o.live = &liveView{show: h.Live}

@@ -3,6 +3,7 @@ package shell
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"toolkit/internal/cut"
 	"toolkit/internal/jobs"
@@ -19,13 +20,18 @@ const spillHold = 64 << 10
 // (and removed again if there was no cut after all). It keeps at most max
 // bytes, and says so at its end when the output went on.
 type spill struct {
-	dir  string
-	max  int64
-	mem  []byte
-	f    *os.File
-	size int64 // bytes in the file
-	over bool  // the output went on past max
-	path string
+	dir string
+	max int64
+	// lifetime bounds how long spills are kept (the job lifetime); with
+	// the cap on all of them together (jobs.TrimSpills), it is said where
+	// the path is.
+	lifetime time.Duration
+	bound    string
+	mem      []byte
+	f        *os.File
+	size     int64 // bytes in the file
+	over     bool  // the output went on past max
+	path     string
 
 	// The first write that failed, and how much of the output the file
 	// holds before it.
@@ -84,7 +90,8 @@ func (s *spill) put(p []byte) {
 	}
 }
 
-// keep makes sure the file holds the output, closes it, and returns its path.
+// keep makes sure the file holds the output, closes it, and returns its
+// path; the spills kept are trimmed to their bounds, this one kept.
 func (s *spill) keep() string {
 	if s.f == nil && s.err == nil {
 		s.open()
@@ -93,6 +100,10 @@ func (s *spill) keep() string {
 		if err := s.f.Close(); err != nil && s.err == nil {
 			s.err, s.errAt = err, s.size
 		}
+	}
+	if s.path != "" && s.lifetime > 0 {
+		kept := jobs.TrimSpills(s.lifetime, s.path)
+		s.bound = jobs.SpillBound(s.lifetime, jobs.SpillCap(kept.Dir, kept.Bytes))
 	}
 	return s.path
 }
@@ -114,9 +125,18 @@ func (s *spill) where() string {
 	case s.err != nil:
 		return fmt.Sprintf("the output could not all be kept (%s); its first %d bytes are in %s", errText(s.err), s.errAt, s.path)
 	case s.over:
-		return fmt.Sprintf("the first %s of the output is in %s", cut.Size(s.max), s.path)
+		return fmt.Sprintf("the first %s of the output is in %s%s", cut.Size(s.max), s.path, s.boundText())
 	}
-	return "the whole output is in " + s.path
+	return "the whole output is in " + s.path + s.boundText()
+}
+
+// boundText is ", kept for 1 h or until 1.0 GiB of newer output", where
+// the spill is kept under those bounds.
+func (s *spill) boundText() string {
+	if s.bound == "" {
+		return ""
+	}
+	return ", " + s.bound
 }
 
 // errText is err with the path it is about, when it has one.

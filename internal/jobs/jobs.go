@@ -210,12 +210,12 @@ const (
 
 // Named reports whether path is a file toolkit names in its text for a
 // model to read, and returns its directory: the whole output of a cut shell
-// call (SpillPrefix HEX32 SpillSuffix in the temporary directory, 128
+// call (SpillPrefix HEX32 SpillSuffix in the state directory's spill/, 128
 // random bits in its name) or a job's log (jobs/ID/log in the state
 // directory). read lets a model confined to a root read these.
 func Named(path string) (string, bool) {
 	dir, name := filepath.Dir(path), filepath.Base(path)
-	if dir == filepath.Clean(os.TempDir()) {
+	if spills, err := SpillDir(); err == nil && dir == spills {
 		rest, ok := strings.CutPrefix(name, SpillPrefix)
 		hex, log := strings.CutSuffix(rest, SpillSuffix)
 		return dir, ok && log && len(hex) == 32 && strings.Trim(hex, "0123456789abcdef") == ""

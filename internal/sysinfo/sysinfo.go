@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/confine"
+	"toolkit/internal/cut"
 )
 
 // Facts are the sandbox's facts.
@@ -48,6 +49,17 @@ type Facts struct {
 	// (toolkit APPLET), which the environment (TOOLKIT_…) sets.
 	Limits     map[string]string `json:"limits"`
 	CallLimits map[string]string `json:"limits_per_call,omitempty"`
+	// Spills are the cut shell calls' whole outputs kept in the state
+	// directory, and their bound.
+	Spills *Spills `json:"spills,omitempty"`
+}
+
+// Spills is what the spills hold, and what bounds them.
+type Spills struct {
+	Dir   string `json:"dir"`
+	Files int    `json:"files"`
+	Bytes int64  `json:"bytes"`
+	Cap   int64  `json:"cap_bytes"`
 }
 
 // Gather reads the facts: dir is where the disk is measured (the working
@@ -206,6 +218,9 @@ func (f Facts) Text() string {
 		fmt.Fprintf(&b, "landlock: ABI %d (files, signals)\n", f.LandlockABI)
 	}
 	fmt.Fprintf(&b, "pty: %s\n", map[bool]string{true: "works", false: "cannot be opened (tty jobs will fail)"}[f.PTY])
+	if s := f.Spills; s != nil {
+		fmt.Fprintf(&b, "spills: %d files, %s kept in %s (at most %s all together, the oldest first out)\n", s.Files, cut.Size(s.Bytes), s.Dir, cut.Size(s.Cap))
+	}
 	for _, l := range []struct {
 		what   string
 		limits map[string]string
