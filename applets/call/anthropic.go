@@ -78,6 +78,9 @@ func editor(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome {
 	}
 	switch in.Command {
 	case "view":
+		if fi, err := h.Root.Stat(in.Path); err == nil && fi.IsDir() && in.ViewRange == nil {
+			return viewDir(ctx, in.Path, h)
+		}
 		args := map[string]any{"path": in.Path}
 		if r := in.ViewRange; r != nil {
 			if len(r) != 2 || r[0] < 1 || r[1] != -1 && r[1] < r[0] {
@@ -127,6 +130,17 @@ func editor(ctx context.Context, data []byte, h cmdline.Host) outcome.Outcome {
 		return runTool(ctx, "undo", marshal(map[string]any{"path": in.Path}), h)
 	}
 	return outcome.Misuse("input: no command %q; the commands are view, create, str_replace, insert", in.Command)
+}
+
+// viewDir is the text editor's view of a directory, as the tool tells the
+// model: "lists non-hidden files and directories up to 2 levels deep",
+// through glob (every file, ignored ones too; at most glob's page).
+func viewDir(ctx context.Context, path string, h cmdline.Host) outcome.Outcome {
+	o := runTool(ctx, "glob", marshal(map[string]any{"pattern": "{*,*/*}", "path": path, "type": "any", "sort": "path", "no_ignore": true}), h)
+	if o.Kind == outcome.Done {
+		o.Text = "Here's the files and directories up to 2 levels deep in " + path + ", excluding hidden items:\n" + o.Text
+	}
+	return o
 }
 
 // editorTerms words edit's errors in the text editor tool's own terms: its
