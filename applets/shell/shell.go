@@ -233,9 +233,15 @@ var Applet = cmdline.Applet[Args]{
 			return outcome.Misuse("%s", err)
 		}
 		a.Host = opts
-		if note != "" {
-			defer func() { o = withNote(o, note) }()
-		}
+		defer func() {
+			// Said once in the state directory: each call would say the same.
+			if n := proc.SubreaperNote(); n != "" && state.FirstTime(n) {
+				o = withNote(o, n)
+			}
+			if note != "" {
+				o = withNote(o, note)
+			}
+		}()
 		// An output that was closed stops the command, as a timeout does.
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)

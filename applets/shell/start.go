@@ -106,8 +106,12 @@ func startError(err error, shell string) string {
 }
 
 // hygiene is added to the command's environment unless the call's env sets it:
-// no colour, no pager, no prompt that would wait for a person.
-var hygiene = []string{"TERM=dumb", "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0"}
+// no colour, no pager, no prompt that would wait for a person, and no
+// editor: a program that opens one (git commit without -m, git rebase -i,
+// crontab -e) fails at once, saying so ("There was a problem with the
+// editor 'false'"), where it would wait for a person until the timeout.
+var hygiene = []string{"TERM=dumb", "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0",
+	"EDITOR=false", "VISUAL=false", "GIT_EDITOR=false", "GIT_SEQUENCE_EDITOR=false", "DEBIAN_FRONTEND=noninteractive"}
 
 // environ is toolkit's environment (less its own plumbing: toolkit mcp's
 // mark of the keepers it owns), then hygiene, then the call's env.

@@ -98,9 +98,7 @@ func (k *keeper) start() error {
 	if err := readJSON(filepath.Join(k.dir, "job.json"), &k.spec); err != nil {
 		return fmt.Errorf("the job's record: %w", err)
 	}
-	if err := proc.BecomeSubreaper(); err != nil {
-		return fmt.Errorf("cannot become a subreaper: %w", err)
-	}
+	proc.BecomeSubreaper() // where refused, the job runs all the same
 	self, _ := proc.Lookup(os.Getpid())
 	k.status = Status{State: Running, Keeper: os.Getpid(), KeeperStart: self.Start}
 	var err error

@@ -55,9 +55,7 @@ const pipeSize = 1 << 20
 // Launch starts a command as s says, as a child of this process, which it
 // makes a subreaper so that the command's tree stays its own to stop.
 func Launch(s Spec) (*Running, error) {
-	if err := BecomeSubreaper(); err != nil {
-		return nil, fmt.Errorf("cannot become a subreaper: %w", err)
-	}
+	BecomeSubreaper()
 	cmd, script, err := ShellCommand(s.Shell, s.Script)
 	if err != nil {
 		return nil, err

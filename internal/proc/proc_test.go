@@ -2,8 +2,10 @@ package proc
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -37,7 +39,7 @@ func TestParseStat(t *testing.T) {
 // startTree starts sh -c script in a session of its own, as shell does.
 func startTree(t *testing.T, script string) (*exec.Cmd, *Tree) {
 	t.Helper()
-	if err := BecomeSubreaper(); err != nil {
+	if err := SubreaperRefused(); err != nil {
 		t.Skipf("no subreaper: %v", err)
 	}
 	cmd := exec.Command("/bin/sh", "-c", script)
@@ -131,7 +133,7 @@ func TestStopKillsWhatIgnoresTerm(t *testing.T) {
 // this process (the subreaper); the reaper collects it, so its /proc entry
 // goes. Without the reaper it would stay, a zombie, until the test ended.
 func TestReaperCollectsOrphans(t *testing.T) {
-	if err := BecomeSubreaper(); err != nil {
+	if err := SubreaperRefused(); err != nil {
 		t.Skipf("no subreaper: %v", err)
 	}
 	cmd := exec.Command("/bin/sh", "-c", "sleep 0.05 & echo $!")
@@ -298,5 +300,34 @@ func TestReaperLeavesOwnGroup(t *testing.T) {
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
 		t.Fatalf("Wait: %v", err)
+	}
+}
+
+// TestLaunchWithoutSubreaper: where the kernel refuses to make toolkit a
+// subreaper (qemu-user), a command runs all the same, and the refusal is
+// there to be said. Run in a child test process, where the hook stands for
+// the prctl before the first command.
+func TestLaunchWithoutSubreaper(t *testing.T) {
+	if os.Getenv("TOOLKIT_TEST_NO_SUBREAPER") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestLaunchWithoutSubreaper$", "-test.v")
+		cmd.Env = append(os.Environ(), "TOOLKIT_TEST_NO_SUBREAPER=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS") {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	TestHookSubreaper = func() error { return syscall.EINVAL }
+	r, err := Launch(Spec{Script: "echo ran"})
+	if err != nil {
+		t.Fatalf("a command did not run without a subreaper: %v", err)
+	}
+	b, _ := io.ReadAll(r.Out)
+	<-r.Exited
+	if string(b) != "ran\n" {
+		t.Fatalf("output %q", b)
+	}
+	if note := SubreaperNote(); !strings.Contains(note, "PR_SET_CHILD_SUBREAPER: invalid argument") {
+		t.Fatalf("note %q", note)
 	}
 }

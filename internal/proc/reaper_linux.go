@@ -13,9 +13,47 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// BecomeSubreaper makes orphaned descendants of this process its children.
-func BecomeSubreaper() error {
-	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+// BecomeSubreaper makes orphaned descendants of this process its children,
+// where the kernel lets it. Where it refuses (qemu-user runs an image of
+// another architecture, and knows no PR_SET_CHILD_SUBREAPER), commands run
+// all the same, their process group stopped as ever: what is lost is an
+// orphan that leaves its group, which may outlive the call. SubreaperRefused
+// says so.
+func BecomeSubreaper() {
+	subreaper.once.Do(func() {
+		set := func() error { return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
+		if TestHookSubreaper != nil {
+			set = TestHookSubreaper
+		}
+		subreaper.err = set()
+	})
+}
+
+// SubreaperRefused is why this process could not become a subreaper, or
+// nil: "[toolkit cannot adopt orphans here (PR_SET_CHILD_SUBREAPER: invalid
+// argument): a process that leaves its group may outlive the call]".
+func SubreaperRefused() error {
+	BecomeSubreaper()
+	return subreaper.err
+}
+
+// SubreaperNote is the line that says a refused subreaper, "" where none
+// was refused.
+func SubreaperNote() string {
+	if err := SubreaperRefused(); err != nil {
+		return "[toolkit cannot adopt orphans here (PR_SET_CHILD_SUBREAPER: " + err.Error() + "): a process that leaves its group may outlive the call]"
+	}
+	return ""
+}
+
+// TestHookSubreaper, when set by a test before the first command starts,
+// stands for the prctl that makes this process a subreaper (a refusal, as
+// under qemu-user).
+var TestHookSubreaper func() error
+
+var subreaper struct {
+	once sync.Once
+	err  error
 }
 
 // The reaper: with the subreaper on, orphans become toolkit's children, and

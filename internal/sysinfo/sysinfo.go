@@ -21,6 +21,7 @@ import (
 
 	"toolkit/internal/confine"
 	"toolkit/internal/cut"
+	"toolkit/internal/proc"
 )
 
 // Facts are the sandbox's facts.
@@ -52,6 +53,9 @@ type Facts struct {
 	// Spills are the cut shell calls' whole outputs kept in the state
 	// directory, and their bound.
 	Spills *Spills `json:"spills,omitempty"`
+	// Orphans says where toolkit cannot adopt orphans (no subreaper, as
+	// under qemu-user): a process that leaves its group may outlive a call.
+	Orphans string `json:"orphans,omitempty"`
 }
 
 // Spills is what the spills hold, and what bounds them.
@@ -71,6 +75,9 @@ func Gather(dir string, limits map[string]string) Facts {
 		}
 	}
 	f := Facts{CPUs: runtime.NumCPU(), DiskPath: dir, LandlockABI: confine.ABI(), Limits: limits}
+	if err := proc.SubreaperRefused(); err != nil {
+		f.Orphans = "toolkit cannot adopt orphans here (PR_SET_CHILD_SUBREAPER: " + err.Error() + "): a process that leaves its group may outlive the call"
+	}
 	var set unix.CPUSet
 	if unix.SchedGetaffinity(0, &set) == nil {
 		f.CPUs = set.Count()
@@ -218,6 +225,9 @@ func (f Facts) Text() string {
 		fmt.Fprintf(&b, "landlock: ABI %d (files, signals)\n", f.LandlockABI)
 	}
 	fmt.Fprintf(&b, "pty: %s\n", map[bool]string{true: "works", false: "cannot be opened (tty jobs will fail)"}[f.PTY])
+	if f.Orphans != "" {
+		b.WriteString("orphans: " + f.Orphans + "\n")
+	}
 	if s := f.Spills; s != nil {
 		fmt.Fprintf(&b, "spills: %d files, %s kept in %s (at most %s all together, the oldest first out)\n", s.Files, cut.Size(s.Bytes), s.Dir, cut.Size(s.Cap))
 	}
