@@ -67,15 +67,18 @@ type Options struct {
 
 // Details are the facts of a job call for --json.
 type Details struct {
-	ID          string       `json:"id,omitempty"`
-	Running     bool         `json:"running"`
-	Waiting     bool         `json:"waiting_for_input"`
-	Matched     *bool        `json:"until_matched,omitempty"`
-	ExitCode    *int         `json:"exit_code"`
-	Signal      *int         `json:"signal"`
-	SignalName  string       `json:"signal_name,omitempty"`
-	TimedOut    bool         `json:"timed_out"`
-	Stopped     string       `json:"stopped,omitempty"`
+	ID         string `json:"id,omitempty"`
+	Running    bool   `json:"running"`
+	Waiting    bool   `json:"waiting_for_input"`
+	Matched    *bool  `json:"until_matched,omitempty"`
+	ExitCode   *int   `json:"exit_code"`
+	Signal     *int   `json:"signal"`
+	SignalName string `json:"signal_name,omitempty"`
+	TimedOut   bool   `json:"timed_out"`
+	Stopped    string `json:"stopped,omitempty"`
+	// CutShort names what cut this look's wait short: a signal to toolkit
+	// (SIGTERM), a cancelled call.
+	CutShort    string       `json:"cut_short,omitempty"`
 	OutputBytes int64        `json:"output_bytes"`
 	Cut         *cut.Details `json:"cut"` // the log holds the whole text
 	Log         string       `json:"log,omitempty"`
@@ -216,9 +219,18 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 		}
 	}
 
+	looked := time.Now()
 	v, err := jobs.Look(ctx, j, jobs.LookOptions{Wait: time.Duration(wait) * time.Second, Until: until, MaxOutput: maxOutput, Raw: a.Host.Raw})
 	if err != nil {
 		return outcome.Failure("job %s: %s", id, err)
+	}
+	// A look cut short (a signal to toolkit, a cancelled call) says why
+	// and after how long: what it saw so far, not that until did not match.
+	cause := proc.CauseOf(context.Cause(ctx))
+	if ctx.Err() != nil && cause != nil {
+		d.CutShort = cause.Name()
+		notes = append(notes, fmt.Sprintf("[%s after %s of the %d s wait; the job goes on]", cause.What(), cut.Seconds(time.Since(looked).Round(100*time.Millisecond)), wait))
+		until = nil
 	}
 	d.Running, d.Waiting, d.OutputBytes, d.Log = v.Running, v.Waiting, v.NewBytes, v.Log
 	d.ExitCode, d.Signal, d.SignalName = v.Ending.Code, v.Ending.Signal, v.Ending.SignalName
