@@ -182,6 +182,47 @@ func TestMCPClientShutdown(t *testing.T) {
 	}
 }
 
+// TestMCPShutdownWithinTheSDKWindow: a call whose command ignores SIGTERM,
+// under a --grace longer than the 2 s the SDKs' clients wait between their
+// SIGTERM and their SIGKILL: the server still answers it, leaves nothing
+// running, and ends of itself before the SIGKILL.
+func TestMCPShutdownWithinTheSDKWindow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip(err)
+	}
+	nap := filepath.Join(dir, "nap")
+	if err := os.Symlink(sleep, nap); err != nil {
+		t.Fatal(err)
+	}
+	cmd := toolkitCmd("mcp", "--grace", "5s")
+	cmd.Dir = dir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stubborn := fmt.Sprintf(`trap "" TERM; touch started; %q 3604`, nap)
+	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "shell", "arguments": map[string]any{"command": stubborn, "cwd": dir}}})
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+string(call)+"\n")
+	waitFile(t, filepath.Join(dir, "started"))
+	took, itself := sdkShutdown(cmd, stdin)
+	if !itself {
+		t.Fatalf("the server had to be killed (after %v)", took)
+	}
+	noneLeft(t, dir)
+	if !strings.Contains(stdout.String(), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"[stopped: toolkit received SIGTERM; killed at once after a second`) {
+		t.Errorf("the call's answer: %s", stdout.String())
+	}
+}
+
 // TestMCPSignalAnswersCalls: SIGTERM to the server stops every call in
 // flight, answers each while stdout is still open, and ends the server;
 // an idle server says nothing on SIGTERM.

@@ -207,6 +207,10 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) e
 				continue
 			}
 			s.stop(cmdline.Signalled(signalName(sig)))
+			// The client that sent it kills the server 2 s later (the SDKs'
+			// stdio clients do): whatever --grace is, what still runs a
+			// second from now is killed at once, as by a second signal.
+			time.AfterFunc(signalWindow, func() { s.once.Do(func() { close(s.again) }) })
 			go func() {
 				// Answered, the calls are over: so is the session.
 				s.calls.Wait()
@@ -216,6 +220,12 @@ func (s *Server) Serve(in io.ReadCloser, out io.Writer, sigs <-chan os.Signal) e
 		}
 	}
 }
+
+// signalWindow is how long the calls of a server stopped by a signal are
+// given to stop of themselves before what is left is killed at once: the
+// server then answers and ends well inside the 2 s the SDKs' clients wait
+// before their SIGKILL.
+const signalWindow = time.Second
 
 func signalName(sig os.Signal) string {
 	if s, ok := sig.(syscall.Signal); ok {
