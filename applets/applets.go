@@ -23,6 +23,7 @@ import (
 	"toolkit/applets/read"
 	"toolkit/applets/shell"
 	"toolkit/applets/undo"
+	"toolkit/applets/wait"
 	"toolkit/applets/write"
 	"toolkit/internal/cmdline"
 	"toolkit/internal/outcome"
@@ -96,7 +97,7 @@ func PersonFlags() []cli.Flag {
 // that two of them declare differently is refused here, where the tools
 // register, not found colliding when a host runs toolkit mcp.
 var registry = sync.OnceValue(func() reg {
-	r, err := build(tool(edit.Applet), tool(glob.Applet), tool(grep.Applet), tool(history.Applet), tool(job.Applet), tool(patch.Applet), tool(read.Applet), tool(shell.Applet), tool(undo.Applet), tool(write.Applet))
+	r, err := build(tool(edit.Applet), tool(glob.Applet), tool(grep.Applet), tool(history.Applet), tool(job.Applet), tool(patch.Applet), tool(read.Applet), tool(shell.Applet), tool(undo.Applet), tool(wait.Applet), tool(write.Applet))
 	if err != nil {
 		panic(err)
 	}

@@ -22,18 +22,20 @@ type output struct {
 }
 
 func newOutput(h Options) *output {
-	dir := h.SpillDir
+	dir, bounded := h.SpillDir, false
 	if dir == "" {
 		dir = os.TempDir()
 		if d, err := jobs.SpillDir(); err == nil {
-			dir = d
+			dir, bounded = d, true
 		}
 	}
 	o := &output{
 		cut:   cut.New(h.MaxOutput),
 		spill: newSpill(dir, h.MaxOutput, h.MaxSpill),
 	}
-	o.spill.lifetime = h.JobLifetime
+	if bounded {
+		o.spill.lifetime = h.JobLifetime // the state's spills are bounded, and say so
+	}
 	var text io.Writer = o.cut
 	if h.Live != nil {
 		o.live = &liveView{show: h.Live}

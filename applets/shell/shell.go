@@ -133,7 +133,7 @@ const (
 	DefaultTimeoutSecs = 120
 	MaxTimeoutSecs     = 600
 	DefaultMaxOutput   = cut.DefaultLimit
-	DefaultJobLifetime = time.Hour
+	DefaultJobLifetime = cmdline.DefaultJobLifetime
 	// MaxSpill bounds the file that keeps the whole output of a cut call,
 	// and the log of background processes' output.
 	MaxSpill = 256 << 20
@@ -336,7 +336,7 @@ var (
 	Idle           = &cmdline.Setting[time.Duration]{Name: "idle", Env: "TOOLKIT_IDLE", Person: DefaultLimits.Idle, Usage: "stop a command silent this long (only with no timeout given)"}
 	Quiet          = &cmdline.Setting[time.Duration]{Name: "quiet", Env: "TOOLKIT_QUIET", Person: DefaultLimits.Quiet, Usage: "after the command ends, return once the output is quiet this long"}
 	Linger         = &cmdline.Setting[time.Duration]{Name: "linger", Env: "TOOLKIT_LINGER", Person: DefaultLimits.Linger, Usage: "after the command ends, read on at most this long"}
-	JobLifetime    = &cmdline.Setting[time.Duration]{Name: "job-lifetime", Env: "TOOLKIT_JOB_LIFETIME", Person: DefaultJobLifetime, Usage: "stop a job (yield_secs, background, or what a command left in the background) after this long; the most a job's timeout_secs may ask"}
+	JobLifetime    = cmdline.JobLifetime
 	LimitMemory    = &cmdline.Setting[int]{Name: "limit-memory", Env: "TOOLKIT_LIMIT_MEMORY", Usage: "stop a command whose processes hold more than `MIB` of resident memory; the most a call's limits.memory_mb may ask (default: none)"}
 	LimitPids      = &cmdline.Setting[int]{Name: "limit-pids", Env: "TOOLKIT_LIMIT_PIDS", Usage: "stop a command with more than `N` processes at once; the most a call's limits.pids may ask (default: none)"}
 

@@ -118,4 +118,9 @@ var (
 	MaxOutput = &Setting[int]{Name: "max-output", Env: "TOOLKIT_MAX_OUTPUT", Person: cut.DefaultLimit, Model: MCPMaxOutput,
 		Usage: "cut the text to about `BYTES`, keeping its start, its end and the failure lines; the most a call's max_output may ask"}
 	Raw = &Setting[bool]{Name: "raw", Env: "TOOLKIT_RAW", Usage: "keep terminal escapes and carriage returns"}
+	// JobLifetime bounds what outlives a call: a job, a spill, a wait.
+	JobLifetime = &Setting[time.Duration]{Name: "job-lifetime", Env: "TOOLKIT_JOB_LIFETIME", Person: DefaultJobLifetime, Usage: "stop a job (yield_secs, background, or what a command left in the background) after this long; the most a job's timeout_secs, and a wait's, may ask"}
 )
+
+// DefaultJobLifetime is --job-lifetime's default.
+const DefaultJobLifetime = time.Hour

@@ -203,6 +203,26 @@ const maxMatchLine = 64 << 10
 // at a time (and the line being written, such as a prompt with no line
 // end), reading the log in blocks: its memory is a block and a line,
 // whatever the log holds.
+// Until watches a job's output for a regular expression, as a look's until
+// does, from a byte of its log on, taking nothing from the looks (a wait's
+// job condition).
+type Until struct {
+	m matcher
+	j *Job
+}
+
+// NewUntil watches j's output for re from the log's byte from on (raw:
+// escapes kept).
+func NewUntil(j *Job, re *regexp.Regexp, from int64, raw bool) *Until {
+	return &Until{m: matcher{re: re, at: from, raw: raw}, j: j}
+}
+
+// Matched says whether re matched the output so far.
+func (u *Until) Matched() bool { return u.m.match(u.j) }
+
+// LogSize is how much output the job's log holds.
+func LogSize(j *Job) int64 { return logSize(j) }
+
 type matcher struct {
 	re    *regexp.Regexp
 	at    int64 // the log's bytes cleaned so far
