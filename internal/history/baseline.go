@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"syscall"
+	"toolkit/internal/history/index"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,12 +28,12 @@ func (c *Call) baseline(ctx context.Context, h *history) {
 	if c.s.Keeper {
 		return
 	}
-	idx, err := readIndex(h.indexPath(c.tree))
+	idx, err := index.Read(h.indexPath(c.tree))
 	if err != nil {
 		return
 	}
 	if h.capture(ctx, c.tree, idx, len(idx.Entries), math.MaxInt64) > 0 {
-		_ = idx.write(h.indexPath(c.tree))
+		_ = idx.Write(h.indexPath(c.tree))
 	}
 }
 
@@ -43,7 +44,7 @@ func (c *Call) baseline(ctx context.Context, h *history) {
 // changed by a touch. Each is read only if its stat is still the entry's.
 // It stops once it has read upTo bytes; it returns how many entries it
 // marked.
-func (h *history) capture(ctx context.Context, tree string, idx *Index, n int, upTo int64) int {
+func (h *history) capture(ctx context.Context, tree string, idx *index.Index, n int, upTo int64) int {
 	r, err := os.OpenRoot(tree)
 	if err != nil {
 		return 0
@@ -55,9 +56,9 @@ func (h *history) capture(ctx context.Context, tree string, idx *Index, n int, u
 		if n == 0 || upTo <= 0 || ctx.Err() != nil {
 			break
 		}
-		keep := h.store != nil && (e.isLink() || e.isReg() && e.Size <= h.s.MaxFile)
+		keep := h.store != nil && (e.IsLink() || e.IsReg() && e.Size <= h.s.MaxFile)
 		switch {
-		case e.Flags&(Stored|Heavy) != 0 || e.isDir():
+		case e.Flags&(index.Stored|index.Heavy) != 0 || e.IsDir():
 			continue
 		case keep:
 			content, ok := readEntry(r, e)
@@ -68,8 +69,8 @@ func (h *history) capture(ctx context.Context, tree string, idx *Index, n int, u
 			if err := h.store.put(content, sum); err != nil {
 				return marked
 			}
-			e.Sum, e.Flags = sum, e.Flags|Stored
-		case e.Sum == [32]byte{} && (e.isLink() || e.isReg() && e.Size <= maxHash):
+			e.Sum, e.Flags = sum, e.Flags|index.Stored
+		case e.Sum == [32]byte{} && (e.IsLink() || e.IsReg() && e.Size <= maxHash):
 			sum, ok := sumEntry(r, e)
 			if !ok {
 				continue
@@ -87,8 +88,8 @@ func (h *history) capture(ctx context.Context, tree string, idx *Index, n int, u
 
 // sumEntry is the sha256 of what e holds, if its stat is still e's, read a
 // block at a time.
-func sumEntry(r *os.Root, e *Entry) ([32]byte, bool) {
-	if e.isLink() {
+func sumEntry(r *os.Root, e *index.Entry) ([32]byte, bool) {
+	if e.IsLink() {
 		b, ok := readEntry(r, e)
 		return hashOf(b), ok
 	}
@@ -107,8 +108,8 @@ func sumEntry(r *os.Root, e *Entry) ([32]byte, bool) {
 
 // readEntry reads what e holds, if its stat is still e's: a file's bytes,
 // a link's target. Nothing is followed out of the tree.
-func readEntry(r *os.Root, e *Entry) ([]byte, bool) {
-	if e.isLink() {
+func readEntry(r *os.Root, e *index.Entry) ([]byte, bool) {
+	if e.IsLink() {
 		t, err := r.Readlink(e.Path)
 		return []byte(t), err == nil
 	}
@@ -122,7 +123,7 @@ func readEntry(r *os.Root, e *Entry) ([]byte, bool) {
 }
 
 // openEntry opens the file of e, if its stat is still e's.
-func openEntry(r *os.Root, e *Entry) (*os.File, bool) {
+func openEntry(r *os.Root, e *index.Entry) (*os.File, bool) {
 	f, err := r.OpenFile(e.Path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, false

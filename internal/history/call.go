@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"toolkit/internal/history/index"
 
 	"toolkit/internal/diff"
 	"toolkit/internal/jobs"
@@ -39,7 +40,7 @@ type Call struct {
 
 	// The tree's index as the scan before left it: End reads the file
 	// again only if another call wrote it since.
-	idx *Index
+	idx *index.Index
 }
 
 // Begin begins a call's history on tree (from Tree). With scan, the call's
@@ -165,7 +166,7 @@ var wholeEvery = time.Minute
 // read. first says the tree had no index (or none that could be read): it
 // is made, and no change is said. before is the scan before a call's
 // command.
-func (h *history) scan(ctx context.Context, tree string, idx *Index, before bool, self int64, whole bool) (next *Index, files []fileRecord, first bool, err error) {
+func (h *history) scan(ctx context.Context, tree string, idx *index.Index, before bool, self int64, whole bool) (next *index.Index, files []fileRecord, first bool, err error) {
 	if idx == nil {
 		_, err := os.Lstat(h.indexPath(tree))
 		first = err != nil
@@ -189,7 +190,7 @@ func (h *history) scan(ctx context.Context, tree string, idx *Index, before bool
 	}
 	if idx == nil {
 		idx = h.readIndex(tree)
-		first = idx.none
+		first = idx.None
 	}
 	if only != nil {
 		if first {
@@ -218,10 +219,10 @@ func (h *history) scan(ctx context.Context, tree string, idx *Index, before bool
 
 // readIndex is tree's index: an empty one (none) where there is none, or
 // none that can be read (the tree is looked at anew).
-func (h *history) readIndex(tree string) *Index {
-	idx, err := readIndex(h.indexPath(tree))
+func (h *history) readIndex(tree string) *index.Index {
+	idx, err := index.Read(h.indexPath(tree))
 	if err != nil {
-		return &Index{none: true}
+		return &index.Index{None: true}
 	}
 	return idx
 }
@@ -229,13 +230,13 @@ func (h *history) readIndex(tree string) *Index {
 // keepIndex writes a tree's next index, unless it is the one it has: a
 // scan that found the tree as it was writes nothing. The calls running on
 // the tree but self keep their view of it first.
-func (h *history) keepIndex(tree string, was, next *Index, self int64) error {
-	if !was.none && slices.Equal(was.Entries, next.Entries) && was.v == indexVersion(h.indexPath(tree)) {
-		next.v = was.v // the same files
+func (h *history) keepIndex(tree string, was, next *index.Index, self int64) error {
+	if !was.None && slices.Equal(was.Entries, next.Entries) && was.V == index.VersionOf(h.indexPath(tree)) {
+		next.V = was.V // the same files
 		return nil
 	}
 	h.saveViews(tree, self)
-	return next.write(h.indexPath(tree))
+	return next.Write(h.indexPath(tree))
 }
 
 // last is the call that last ended on tree; setLast says it.
@@ -248,7 +249,7 @@ func (h *history) last(tree string) int64 {
 // setLast is not synced: after a crash of the machine, the next call may
 // say "since" an earlier call.
 func (h *history) setLast(tree string, n int64) {
-	_ = writeWhole(h.lastFile(tree), []byte(strconv.FormatInt(n, 10)+"\n"), false)
+	_ = index.WriteFile(h.lastFile(tree), []byte(strconv.FormatInt(n, 10)+"\n"), false)
 }
 
 func (h *history) lastFile(tree string) string {
@@ -313,7 +314,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 	switch {
 	case view != nil:
 		idx = view // another call wrote the index since: this call's view of it
-	case idx != nil && idx.v != indexVersion(h.indexPath(c.tree)):
+	case idx != nil && idx.V != index.VersionOf(h.indexPath(c.tree)):
 		idx = nil // another wrote only what it captured
 	}
 	var files []fileRecord
@@ -395,7 +396,7 @@ func (r record) changes() *outcome.Changes {
 // what changed. first makes the index of a tree seen for the first time:
 // no change is said then. With only, what the tree's keeper saw change,
 // only the directories it names are walked.
-func (h *history) rescan(ctx context.Context, tree string, idx *Index, first bool, only *dirty) (*Index, []fileRecord, error) {
+func (h *history) rescan(ctx context.Context, tree string, idx *index.Index, first bool, only *dirty) (*index.Index, []fileRecord, error) {
 	began := now()
 	now, err := walkTree(ctx, tree, h.skip(tree), only)
 	if err != nil {
@@ -408,7 +409,7 @@ func (h *history) rescan(ctx context.Context, tree string, idx *Index, first boo
 	if len(now) > h.s.MaxTree {
 		return idx, nil, fmt.Errorf("%s holds %d files, more than the %d history keeps the history of", tree, len(now), h.s.MaxTree)
 	}
-	next := &Index{Entries: make([]Entry, 0, len(now))}
+	next := &index.Index{Entries: make([]index.Entry, 0, len(now))}
 	if first {
 		// The files changed in the tick before: hashed now, or the next
 		// scan, which hashes them again, could not tell them unchanged
@@ -419,7 +420,7 @@ func (h *history) rescan(ctx context.Context, tree string, idx *Index, first boo
 		}
 		defer r.Close()
 		for _, s := range now {
-			if s.Flags&Racy != 0 && (s.isLink() || s.isReg() && s.Size <= maxHash) {
+			if s.Flags&index.Racy != 0 && (s.IsLink() || s.IsReg() && s.Size <= maxHash) {
 				s.Sum, _ = sumEntry(r, &s.Entry)
 			}
 			next.Entries = append(next.Entries, s.Entry)
@@ -450,7 +451,7 @@ func (h *history) rescan(ctx context.Context, tree string, idx *Index, first boo
 				files = append(files, fr)
 			}
 			j++
-		case idx.Entries[i].Mode&typeMask != now[j].Mode&typeMask:
+		case idx.Entries[i].Mode&index.TypeMask != now[j].Mode&index.TypeMask:
 			// Another kind of thing under the same name (a file become a
 			// directory): the one went, the other came.
 			if fr, ok := cmp.gone(&idx.Entries[i]); ok {
@@ -521,19 +522,19 @@ func (c *comparer) keep(content []byte, sum [32]byte) (bool, string) {
 }
 
 // gone is a path that is no longer there.
-func (c *comparer) gone(old *Entry) (fileRecord, bool) {
-	fr := fileRecord{Path: old.Path, Status: "D", Dir: old.isDir(), Heavy: old.Flags&Heavy != 0, PreMode: old.Mode, Bytes: old.Size}
+func (c *comparer) gone(old *index.Entry) (fileRecord, bool) {
+	fr := fileRecord{Path: old.Path, Status: "D", Dir: old.IsDir(), Heavy: old.Flags&index.Heavy != 0, PreMode: old.Mode, Bytes: old.Size}
 	if fr.Heavy {
 		fr.Why = heavyWhy
 	}
 	if old.Sum != ([32]byte{}) {
 		fr.Pre = hex.EncodeToString(old.Sum[:])
-		fr.PreKept = old.Flags&Stored != 0 && c.h.store != nil && c.h.store.has(old.Sum)
+		fr.PreKept = old.Flags&index.Stored != 0 && c.h.store != nil && c.h.store.has(old.Sum)
 	}
 	if !fr.Dir && !fr.PreKept {
 		fr.Why = c.notKept(old)
 	}
-	if fr.PreKept && old.isReg() {
+	if fr.PreKept && old.IsReg() {
 		if pre, err := c.h.store.get(old.Sum); err == nil && isText(pre) {
 			n := text.LineCount(pre)
 			fr.Removed = &n
@@ -546,28 +547,28 @@ func (c *comparer) gone(old *Entry) (fileRecord, bool) {
 const heavyWhy = "a heavy directory, its contents are not kept"
 
 // notKept says why the content an entry had is not kept.
-func (c *comparer) notKept(e *Entry) string {
+func (c *comparer) notKept(e *index.Entry) string {
 	switch {
 	case c.h.store == nil:
 		return "history only reports (--history report)"
-	case e.isReg() && e.Size > c.h.s.MaxFile:
+	case e.IsReg() && e.Size > c.h.s.MaxFile:
 		return fmt.Sprintf("too large (%s; history keeps files of up to %s)", size(e.Size), size(c.h.s.MaxFile))
-	case e.Flags&Heavy != 0:
+	case e.Flags&index.Heavy != 0:
 		return heavyWhy
-	case e.Flags&Stored != 0:
+	case e.Flags&index.Stored != 0:
 		return noLongerKept
 	}
 	return "its content before was not captured yet"
 }
 
 // came is a path that was not there: its entry, and its record.
-func (c *comparer) came(s *seen, big map[string]int) (Entry, fileRecord, bool) {
+func (c *comparer) came(s *seen, big map[string]int) (index.Entry, fileRecord, bool) {
 	e := s.Entry
-	fr := fileRecord{Path: e.Path, Status: "A", Dir: e.isDir(), Heavy: e.Flags&Heavy != 0, PostMode: e.Mode, Bytes: e.Size}
+	fr := fileRecord{Path: e.Path, Status: "A", Dir: e.IsDir(), Heavy: e.Flags&index.Heavy != 0, PostMode: e.Mode, Bytes: e.Size}
 	if fr.Heavy {
 		fr.Why = heavyWhy
 	}
-	if e.isDir() || topOf(e.Path, big) != "" {
+	if e.IsDir() || topOf(e.Path, big) != "" {
 		return e, fr, true
 	}
 	content, ok := s.content(c.r)
@@ -578,10 +579,10 @@ func (c *comparer) came(s *seen, big map[string]int) (Entry, fileRecord, bool) {
 		e.Sum = hashOf(content)
 		fr.Post = hex.EncodeToString(e.Sum[:])
 		if kept, _ := c.keep(content, e.Sum); kept {
-			e.Flags |= Stored
+			e.Flags |= index.Stored
 			fr.PostKept = true
 		}
-		if e.isReg() && isText(content) {
+		if e.IsReg() && isText(content) {
 			n := text.LineCount(content)
 			fr.Added = &n
 		}
@@ -591,14 +592,14 @@ func (c *comparer) came(s *seen, big map[string]int) (Entry, fileRecord, bool) {
 
 // same is a path there before and after: unchanged when its stat is (and
 // it was not racy), or when its content and mode are.
-func (c *comparer) same(old *Entry, s *seen) (Entry, fileRecord, bool) {
+func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, fileRecord, bool) {
 	e := s.Entry
-	if sameStat(old, &e) && old.Flags&Racy == 0 {
-		e.Sum, e.Flags = old.Sum, e.Flags&^Stored|old.Flags&Stored
+	if index.SameStat(old, &e) && old.Flags&index.Racy == 0 {
+		e.Sum, e.Flags = old.Sum, e.Flags&^index.Stored|old.Flags&index.Stored
 		return e, fileRecord{}, false
 	}
-	if sameStat(old, &e) && !old.isDir() && (old.Sum == [32]byte{} || s.isReg() && s.Size > maxHash) {
-		// Racy, and never hashed (a file of a big directory, one too large
+	if index.SameStat(old, &e) && !old.IsDir() && (old.Sum == [32]byte{} || s.IsReg() && s.Size > maxHash) {
+		// index.Racy, and never hashed (a file of a big directory, one too large
 		// to hash): no sha256 can confirm it, and its stat stands. It is
 		// hashed now where it can be, for the comparisons after this one.
 		if content, ok := s.content(c.r); ok && content != nil {
@@ -606,8 +607,8 @@ func (c *comparer) same(old *Entry, s *seen) (Entry, fileRecord, bool) {
 		}
 		return e, fileRecord{}, false
 	}
-	if e.isDir() && old.isDir() {
-		if e.Flags&Heavy == 0 {
+	if e.IsDir() && old.IsDir() {
+		if e.Flags&index.Heavy == 0 {
 			if e.Mode == old.Mode {
 				return e, fileRecord{}, false // its entries say what changed in it
 			}
@@ -615,26 +616,26 @@ func (c *comparer) same(old *Entry, s *seen) (Entry, fileRecord, bool) {
 			return e, fileRecord{Path: e.Path, Status: "M", Dir: true, PreMode: old.Mode, PostMode: e.Mode}, true
 		}
 		fr := fileRecord{Path: e.Path, Status: "M", Dir: true, Heavy: true, Why: heavyWhy}
-		return e, fr, !sameStat(old, &e)
+		return e, fr, !index.SameStat(old, &e)
 	}
 	content, ok := s.content(c.r)
 	if !ok {
 		// Changed again while it was read: the next scan looks at it.
-		e.Flags |= Racy
-		e.Sum, e.Flags = old.Sum, e.Flags|old.Flags&Stored
+		e.Flags |= index.Racy
+		e.Sum, e.Flags = old.Sum, e.Flags|old.Flags&index.Stored
 		return e, fileRecord{}, false
 	}
 	if content != nil {
 		e.Sum = hashOf(content)
 	}
 	if content != nil && e.Sum == old.Sum && e.Mode == old.Mode {
-		e.Flags |= old.Flags & Stored
+		e.Flags |= old.Flags & index.Stored
 		return e, fileRecord{}, false
 	}
 	fr := fileRecord{Path: e.Path, Status: "M", PreMode: old.Mode, PostMode: e.Mode, Bytes: e.Size}
 	if old.Sum != ([32]byte{}) {
 		fr.Pre = hex.EncodeToString(old.Sum[:])
-		fr.PreKept = old.Flags&Stored != 0 && c.h.store != nil && c.h.store.has(old.Sum)
+		fr.PreKept = old.Flags&index.Stored != 0 && c.h.store != nil && c.h.store.has(old.Sum)
 	}
 	if !fr.PreKept {
 		fr.Why = c.notKept(old)
@@ -642,10 +643,10 @@ func (c *comparer) same(old *Entry, s *seen) (Entry, fileRecord, bool) {
 	if content != nil {
 		fr.Post = hex.EncodeToString(e.Sum[:])
 		if kept, _ := c.keep(content, e.Sum); kept {
-			e.Flags |= Stored
+			e.Flags |= index.Stored
 			fr.PostKept = true
 		}
-		if fr.PreKept && e.isReg() && len(content) <= maxCounted && isText(content) {
+		if fr.PreKept && e.IsReg() && len(content) <= maxCounted && isText(content) {
 			if pre, err := c.h.store.get(old.Sum); err == nil && isText(pre) {
 				a, r := diff.Count(pre, content)
 				fr.Added, fr.Removed = &a, &r
@@ -660,7 +661,7 @@ const maxCounted = 1 << 20
 
 // bigDirs are the directories added since idx that hold bigDir new files
 // or more, by their path (the topmost of them), with their count.
-func bigDirs(idx *Index, now []seen, bigDir int) map[string]int {
+func bigDirs(idx *index.Index, now []seen, bigDir int) map[string]int {
 	added := map[string]bool{} // the topmost added directories
 	counts := map[string]int{}
 	i := 0 // both sorted: the index's entries are passed along
@@ -673,9 +674,9 @@ func bigDirs(idx *Index, now []seen, bigDir int) map[string]int {
 		}
 		d := topOf(s.Path, added)
 		switch {
-		case s.isDir() && d == "":
+		case s.IsDir() && d == "":
 			added[s.Path] = true
-		case !s.isDir() && d != "":
+		case !s.IsDir() && d != "":
 			counts[d]++
 		}
 	}
@@ -729,15 +730,15 @@ func collapse(files []fileRecord, big map[string]int) []fileRecord {
 // tree's index, so that the next scan does not find them again. idx is the
 // index in memory, where the call's first scan read it and no call wrote
 // it since; else only the paths' entries are looked up, and the new ones
-// appended to the said file. A tree with no index yet (or none that
+// appended to its delta. A tree with no index yet (or none that
 // checks) gets none here: its first scan makes it whole.
-func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, began time.Time, wrote []outcome.Wrote, self int64) ([]fileRecord, error) {
+func (h *history) keepSaid(ctx context.Context, tree string, idx *index.Index, began time.Time, wrote []outcome.Wrote, self int64) ([]fileRecord, error) {
 	path := h.indexPath(tree)
-	var old func(string) *Entry
+	var old func(string) *index.Entry
 	var indexed bool
-	var v version
+	var v index.Version
 	if idx != nil {
-		old, indexed = idx.find, !idx.none
+		old, indexed = idx.Find, !idx.None
 	} else {
 		// The paths, and the directories above them: a call may have made
 		// or removed those.
@@ -752,9 +753,9 @@ func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, began t
 				}
 			}
 		}
-		var found map[string]Entry
-		found, v, indexed = findEntries(path, rels)
-		old = func(rel string) *Entry {
+		var found map[string]index.Entry
+		found, v, indexed = index.Lookup(path, rels)
+		old = func(rel string) *index.Entry {
 			if e, ok := found[rel]; ok {
 				return &e
 			}
@@ -773,24 +774,24 @@ func (h *history) keepSaid(ctx context.Context, tree string, idx *Index, began t
 
 // keepEntries puts the entries a call (self) said in the tree's index:
 // idx, where its first scan read it and no call wrote it since; else
-// appended to the index's said file, which names the index of version v.
+// appended to the index's delta, which names the index of version v.
 // The calls running on the tree but self keep their view of it first.
-func (h *history) keepEntries(tree string, idx *Index, v version, said []saidEntry, self int64) error {
+func (h *history) keepEntries(tree string, idx *index.Index, v index.Version, said []index.Delta, self int64) error {
 	h.saveViews(tree, self)
 	path := h.indexPath(tree)
 	if idx == nil {
-		_, err := appendSaid(path, v.sum, said)
-		if !errors.Is(err, errSaidFull) {
+		_, err := index.AppendDelta(path, v.Sum, said)
+		if !errors.Is(err, index.ErrDeltaFull) {
 			return err
 		}
 		// Past its bound: the index is written whole, with what its said
 		// file held.
-		if idx = h.readIndex(tree); idx.none {
+		if idx = h.readIndex(tree); idx.None {
 			return nil
 		}
 	}
-	idx.apply(said)
-	return idx.write(path)
+	idx.Apply(said)
+	return idx.Write(path)
 }
 
 // syncStore syncs what the call kept in the store, before anything names
@@ -815,11 +816,11 @@ func inTree(tree, p string) (string, bool) {
 // said makes the records of the files a call said it wrote, their contents
 // before and after kept as they are, and the paths' entries from their
 // stat now. old is a path's entry before the call, or nil.
-func (h *history) said(ctx context.Context, tree string, old func(rel string) *Entry, wrote []outcome.Wrote) ([]fileRecord, []saidEntry) {
+func (h *history) said(ctx context.Context, tree string, old func(rel string) *index.Entry, wrote []outcome.Wrote) ([]fileRecord, []index.Delta) {
 	cmp := comparer{h: h, budget: budget{bytes: h.s.MaxCallBytes, files: h.s.MaxCallFiles}}
 	skip := h.skip(tree)
 	var files []fileRecord
-	var said []saidEntry
+	var said []index.Delta
 	for _, w := range wrote {
 		rel, ok := inTree(tree, w.Path)
 		if !ok {
@@ -864,13 +865,13 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *E
 		if ok && w.Exists {
 			e.Sum = post
 			if fr.PostKept {
-				e.Flags |= Stored
+				e.Flags |= index.Stored
 			}
 			fr.PostMode = e.Mode
 			markEntryRacy(&e, now())
 		}
 		switch {
-		case fr.PreMode&typeMask == typeLink || fr.PostMode&typeMask == typeLink:
+		case fr.PreMode&index.TypeMask == index.TypeLink || fr.PostMode&index.TypeMask == index.TypeLink:
 			// A link's target is no text of lines.
 		case fr.Status == "M" && len(w.After) <= maxCounted && isText(w.After) && isText(w.Before):
 			a, r := diff.Count(w.Before, w.After)
@@ -890,7 +891,7 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *E
 			// gone. A file already listed that stays small is listed still.
 			there = false
 		}
-		said = append(said, saidEntry{Entry: e, There: there})
+		said = append(said, index.Delta{Entry: e, There: there})
 		files = append(files, fr)
 	}
 	return files, said
@@ -904,7 +905,7 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *E
 // where the file system says when a directory was born, it was born once
 // the call had begun (an empty one made by hand since the last scan is not
 // the call's).
-func dirsOf(ctx context.Context, tree, skip string, old func(string) *Entry, began time.Time, files []fileRecord, said []saidEntry) ([]fileRecord, []saidEntry) {
+func dirsOf(ctx context.Context, tree, skip string, old func(string) *index.Entry, began time.Time, files []fileRecord, said []index.Delta) ([]fileRecord, []index.Delta) {
 	looked := map[string]bool{}
 	for _, f := range slices.Clone(files) {
 		if f.Status == "M" {
@@ -916,15 +917,15 @@ func dirsOf(ctx context.Context, tree, skip string, old func(string) *Entry, beg
 			looked[d] = true
 			was := old(d)
 			e, there := statOf(tree, d)
-			there = there && e.isDir()
+			there = there && e.IsDir()
 			if f.Status == "A" && was == nil && there && bornSince(tree+"/"+d, began) && listed(ctx, tree, skip, d) {
 				e.Size = 0
 				markEntryRacy(&e, now())
 				files = append(files, fileRecord{Path: d, Status: "A", Dir: true, PostMode: e.Mode})
-				said = append(said, saidEntry{Entry: e, There: true})
-			} else if f.Status == "D" && was != nil && was.isDir() && !there {
+				said = append(said, index.Delta{Entry: e, There: true})
+			} else if f.Status == "D" && was != nil && was.IsDir() && !there {
 				files = append(files, fileRecord{Path: d, Status: "D", Dir: true, PreMode: was.Mode})
-				said = append(said, saidEntry{Entry: Entry{Path: d}})
+				said = append(said, index.Delta{Entry: index.Entry{Path: d}})
 			} else {
 				break
 			}
@@ -947,24 +948,10 @@ func bornSince(path string, began time.Time) bool {
 }
 
 // markEntryRacy flags e racy when its times are too near t.
-func markEntryRacy(e *Entry, t time.Time) {
+func markEntryRacy(e *index.Entry, t time.Time) {
 	edge := t.Add(-racyWindow).UnixNano()
 	if e.Mtime >= edge || e.Ctime >= edge {
-		e.Flags |= Racy
-	}
-}
-
-// set puts e as the entry of path (there: else the path is gone), keeping
-// the entries sorted.
-func (x *Index) set(path string, e Entry, there bool) {
-	i, found := slices.BinarySearchFunc(x.Entries, path, func(e Entry, p string) int { return strings.Compare(e.Path, p) })
-	switch {
-	case found && there:
-		x.Entries[i] = e
-	case found:
-		x.Entries = slices.Delete(x.Entries, i, i+1)
-	case there:
-		x.Entries = slices.Insert(x.Entries, i, e)
+		e.Flags |= index.Racy
 	}
 }
 

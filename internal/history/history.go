@@ -38,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"toolkit/internal/history/index"
 	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -298,32 +299,7 @@ func (h *history) nextCall() (int64, error) {
 }
 
 // writeSynced writes a small file whole: a temporary file, synced, renamed.
-func writeSynced(path string, b []byte) error { return writeWhole(path, b, true) }
-
-// writeWhole writes a small file whole: a temporary file, renamed; synced
-// first where a machine's crash must not lose it. A kill never leaves it
-// half written either way: the page cache outlives the process.
-func writeWhole(path string, b []byte, sync bool) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if sync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
+func writeSynced(path string, b []byte) error { return index.WriteFile(path, b, true) }
 
 // record is a line of calls.jsonl: a call's beginning, or its end with
 // what it changed.
@@ -569,7 +545,7 @@ type openCall struct {
 func (h *history) opened(n int64, tree string) error {
 	self, _ := proc.Lookup(os.Getpid())
 	b, _ := json.Marshal(openCall{Tree: tree, RawTree: asBytes(tree), Pid: os.Getpid(), Started: self.Start})
-	return writeWhole(filepath.Join(h.dir, "open", strconv.FormatInt(n, 10)), b, false)
+	return index.WriteFile(filepath.Join(h.dir, "open", strconv.FormatInt(n, 10)), b, false)
 }
 
 // openCalls are the calls on tree begun and not ended: those whose process
@@ -670,7 +646,7 @@ func changed(frs []fileRecord) []outcome.ChangedFile {
 			path += "/"
 		}
 		cf := outcome.ChangedFile{Path: path, RawPath: asBytes(path), Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.restorable(), Why: f.Why, Files: f.Files, SaidBy: f.SaidBy}
-		if f.PreMode != 0 && f.PostMode != 0 && f.PreMode&0o7777 != f.PostMode&0o7777 && f.PreMode&typeMask == f.PostMode&typeMask {
+		if f.PreMode != 0 && f.PostMode != 0 && f.PreMode&0o7777 != f.PostMode&0o7777 && f.PreMode&index.TypeMask == f.PostMode&index.TypeMask {
 			cf.Mode = fmt.Sprintf("%o → %o", f.PreMode&0o7777, f.PostMode&0o7777)
 		}
 		switch {

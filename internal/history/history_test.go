@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"toolkit/internal/history/index"
 
 	"golang.org/x/sys/unix"
 
@@ -866,7 +867,7 @@ func TestDuring(t *testing.T) {
 
 // TestWritingWhileScanned: a file a command still writes while the scan
 // after it reads it is said changed, with no content that is not what the
-// file held, and the next scan looks at it again (Racy): nothing is lost
+// file held, and the next scan looks at it again (index.Racy): nothing is lost
 // and nothing said that did not happen.
 func TestWritingWhileScanned(t *testing.T) {
 	dir := newTree(t, map[string]string{"a": "start\n"})
@@ -943,7 +944,7 @@ func TestCaptureBatch(t *testing.T) {
 	defer h.close()
 	seen, err := walkTree(context.Background(), dir, "", nil)
 	must(t, err)
-	idx := &Index{}
+	idx := &index.Index{}
 	for _, e := range seen {
 		idx.Entries = append(idx.Entries, e.Entry)
 	}
@@ -955,7 +956,7 @@ func TestCaptureBatch(t *testing.T) {
 	}
 	want := hashOf([]byte(strings.Repeat("x", 100)))
 	for _, e := range idx.Entries {
-		if e.Sum != want || e.Flags&Stored != 0 {
+		if e.Sum != want || e.Flags&index.Stored != 0 {
 			t.Fatalf("%s: %x, flags %b", e.Path, e.Sum, e.Flags)
 		}
 	}

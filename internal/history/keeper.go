@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"toolkit/internal/history/index"
 
 	"golang.org/x/sys/unix"
 
@@ -275,14 +276,14 @@ func (k *keeper) capture() bool {
 		if err != nil {
 			return false
 		}
-		idx, err := readIndex(h.indexPath(k.tree))
-		if err != nil || idx.none {
+		idx, err := index.Read(h.indexPath(k.tree))
+		if err != nil || idx.None {
 			h.close()
 			return false
 		}
 		n := h.capture(context.Background(), k.tree, idx, baselineBatch, baselineBytes)
 		if n > 0 {
-			err = idx.write(h.indexPath(k.tree))
+			err = idx.Write(h.indexPath(k.tree))
 		}
 		h.close()
 		if err != nil {

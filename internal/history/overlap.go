@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"toolkit/internal/history/index"
 
 	"toolkit/internal/proc"
 	"toolkit/internal/state"
@@ -47,17 +48,17 @@ func (h *history) saveViews(tree string, self int64) {
 		if os.Link(path, view) != nil {
 			continue // no index yet: its first scan makes it
 		}
-		if b, err := os.ReadFile(saidPath(path)); err == nil {
-			_ = writeWhole(saidPath(view), b, false)
+		if b, err := os.ReadFile(index.DeltaPath(path)); err == nil {
+			_ = index.WriteFile(index.DeltaPath(view), b, false)
 		}
 	}
 }
 
 // view is call n's view of tree's index, where one was kept; nil where
 // the index stands as the call's first scan left it.
-func (h *history) view(tree string, n int64) *Index {
-	idx, err := readIndex(h.viewPath(tree, n))
-	if err != nil || idx.none {
+func (h *history) view(tree string, n int64) *index.Index {
+	idx, err := index.Read(h.viewPath(tree, n))
+	if err != nil || idx.None {
 		return nil
 	}
 	return idx
@@ -67,7 +68,7 @@ func (h *history) view(tree string, n int64) *Index {
 func (h *history) dropView(tree string, n int64) {
 	view := h.viewPath(tree, n)
 	os.Remove(view)
-	os.Remove(saidPath(view))
+	os.Remove(index.DeltaPath(view))
 }
 
 // writing is a write, edit or patch in flight: open/said-PID-RANDOM, made

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"toolkit/internal/history/index"
 
 	"golang.org/x/sys/unix"
 
@@ -28,19 +29,19 @@ func isHeavy(name string) bool { return slices.Contains(heavyNames, name) }
 const maxIgnored = 64 << 10
 
 // racyWindow: an entry whose times are within this of the scan that saw it
-// is racy (Racy), as git marks an entry whose mtime is not before its
+// is racy (index.Racy), as git marks an entry whose mtime is not before its
 // index's: a same-size change in the same clock tick (4 ms on a kernel of
 // 250 Hz without fine-grained timestamps) leaves its stat unchanged.
 const racyWindow = 20 * time.Millisecond
 
 // seen is an entry a walk found.
 type seen struct {
-	Entry
+	index.Entry
 }
 
 // track walks what history tracks under top, as grep and glob walk it,
 // hidden names included, .git never; heavy directories as themselves
-// (flags Heavy), not gone into; the small files the ignore files leave out
+// (flags index.Heavy), not gone into; the small files the ignore files leave out
 // too. FIFOs, sockets and devices are for add to leave out; so is the
 // directory skip (the state directory, when it is inside the tree). add is
 // called for each entry (from several goroutines at once), and says
@@ -65,7 +66,7 @@ func track(ctx context.Context, top, skip string, only *dirty, add func(e walk.E
 			// Unchanged: gone through on the way to a change.
 			return isDir && !heavy && only.goesInto(e.Path)
 		case heavy:
-			add(e, Heavy)
+			add(e, index.Heavy)
 			return false
 		}
 		return add(e, 0) && isDir && only.goesInto(e.Path)
@@ -85,13 +86,13 @@ func walkTree(ctx context.Context, top, skip string, only *dirty) ([]seen, error
 		if err != nil {
 			return false
 		}
-		en := Entry{Path: e.Path, Mode: st.Mode, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino, Dev: st.Dev, Flags: flags}
-		switch st.Mode & typeMask {
-		case typeReg, typeLink, typeDir:
+		en := index.Entry{Path: e.Path, Mode: st.Mode, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino, Dev: st.Dev, Flags: flags}
+		switch st.Mode & index.TypeMask {
+		case index.TypeReg, index.TypeLink, index.TypeDir:
 		default:
 			return false
 		}
-		if en.isDir() {
+		if en.IsDir() {
 			en.Size = 0 // a directory's size says nothing of what it holds
 		}
 		mu.Lock()
@@ -121,7 +122,7 @@ func parentOf(p string) string {
 type dirty struct {
 	dirs, trees map[string]bool
 	above       map[string]bool // the directories above those, the top ("") included
-	idx         *Index
+	idx         *index.Index
 }
 
 // newDirty is an empty dirty set; its idx is set before a walk.
@@ -164,7 +165,7 @@ func (d *dirty) lists(dir string) bool {
 			break
 		}
 	}
-	return dir != "" && d.idx != nil && d.idx.find(dir) == nil
+	return dir != "" && d.idx != nil && d.idx.Find(dir) == nil
 }
 
 // listed says whether a scan of tree lists rel, a path that is there:
@@ -194,7 +195,7 @@ func (d *dirty) goesInto(dir string) bool {
 // merge is the tree as a walk of all of it would have found it, from what
 // the walk of the changed directories found: their entries as walked, the
 // index's others as they were (nothing changed in them, so their entries
-// need no second look: not Racy), less what was under a directory that is
+// need no second look: not index.Racy), less what was under a directory that is
 // no longer there.
 func (d *dirty) merge(walked []seen) []seen {
 	old := d.idx.Entries
@@ -214,7 +215,7 @@ func (d *dirty) merge(walked []seen) []seen {
 		case j == len(walked) || i < len(old) && old[i].Path < walked[j].Path:
 			if !lists(parentOf(old[i].Path)) {
 				e := old[i]
-				e.Flags &^= Racy
+				e.Flags &^= index.Racy
 				out = append(out, seen{e})
 			}
 			i++
@@ -235,7 +236,7 @@ func (d *dirty) merge(walked []seen) []seen {
 		if !dirs[parentOf(s.Path)] {
 			continue
 		}
-		if s.isDir() && s.Flags&Heavy == 0 {
+		if s.IsDir() && s.Flags&index.Heavy == 0 {
 			dirs[s.Path] = true
 		}
 		kept = append(kept, s)
@@ -248,7 +249,7 @@ func (d *dirty) merge(walked []seen) []seen {
 // stat alone), a link's target. ok is false where it could not be read as
 // the entry it was.
 func (s *seen) content(r *os.Root) (b []byte, ok bool) {
-	if s.isReg() && s.Size > maxHash || !s.isReg() && !s.isLink() {
+	if s.IsReg() && s.Size > maxHash || !s.IsReg() && !s.IsLink() {
 		return nil, true
 	}
 	return readEntry(r, &s.Entry)
@@ -263,7 +264,7 @@ func markRacy(es []seen, began time.Time) {
 	edge := began.Add(-racyWindow).UnixNano()
 	for i := range es {
 		if es[i].Mtime >= edge || es[i].Ctime >= edge {
-			es[i].Flags |= Racy
+			es[i].Flags |= index.Racy
 		}
 	}
 }
@@ -276,11 +277,11 @@ var now = time.Now
 
 // statOf is a path's entry as a scan would make it, without a walk: for the
 // files write, edit and patch changed.
-func statOf(top, rel string) (Entry, bool) {
+func statOf(top, rel string) (index.Entry, bool) {
 	var st unix.Stat_t
 	if err := unix.Lstat(top+"/"+rel, &st); err != nil {
-		return Entry{}, false
+		return index.Entry{}, false
 	}
-	e := Entry{Path: rel, Mode: st.Mode, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino, Dev: st.Dev}
+	e := index.Entry{Path: rel, Mode: st.Mode, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino, Dev: st.Dev}
 	return e, true
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"toolkit/internal/history/index"
 
 	"golang.org/x/sys/unix"
 )
@@ -455,7 +456,7 @@ func (s *store) copyFrame(sum [32]byte, l loc) error {
 		return err
 	}
 	if !bytes.Equal(frame[:4], frameMagic) || !bytes.Equal(frame[4:36], sum[:]) || binary.LittleEndian.Uint32(frame[40:]) != l.n {
-		return fmt.Errorf("pack %d at %d: %w", l.pack, l.off, errCorrupt)
+		return fmt.Errorf("pack %d at %d: %w", l.pack, l.off, index.ErrCorrupt)
 	}
 	return s.appendFrame(frame, sum)
 }
@@ -541,7 +542,7 @@ func inflate(f *os.File, l loc, sum [32]byte, zr io.ReadCloser) ([]byte, error) 
 		return nil, fmt.Errorf("pack %d: %w", l.pack, err)
 	}
 	if !bytes.Equal(frame[:4], frameMagic) || !bytes.Equal(frame[4:36], sum[:]) || binary.LittleEndian.Uint32(frame[40:]) != l.n {
-		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, errCorrupt)
+		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, index.ErrCorrupt)
 	}
 	raw := int64(binary.LittleEndian.Uint32(frame[36:]))
 	// One inflater for many contents (a new one costs its 32 KiB window),
@@ -554,7 +555,7 @@ func inflate(f *os.File, l loc, sum [32]byte, zr io.ReadCloser) ([]byte, error) 
 	_, err := buf.ReadFrom(io.LimitReader(zr, raw+1))
 	out := buf.Bytes()
 	if err != nil || int64(len(out)) != raw || sha256.Sum256(out) != sum {
-		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, errCorrupt)
+		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, index.ErrCorrupt)
 	}
 	return out, nil
 }
@@ -608,12 +609,12 @@ func (h *history) live(upTo int64) map[[32]byte]bool {
 	var roots [][32]byte
 	names, _ := filepath.Glob(filepath.Join(h.dir, "trees", "*.index"))
 	for _, name := range names {
-		idx, err := readIndex(name)
+		idx, err := index.Read(name)
 		if err != nil {
 			continue
 		}
 		for _, e := range idx.Entries {
-			if e.Flags&Stored != 0 {
+			if e.Flags&index.Stored != 0 {
 				roots = append(roots, e.Sum)
 			}
 		}

@@ -12,87 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"toolkit/internal/history/index"
 )
-
-// TestIndexRoundTrip: an index written is read back as it was; a byte
-// changed anywhere makes it corrupt, never another index.
-func TestIndexRoundTrip(t *testing.T) {
-	x := &Index{Entries: []Entry{
-		{Path: "a", Mode: 0o100644, Size: 3, Mtime: 1, Ctime: 2, Ino: 3, Dev: 4, Sum: sha256.Sum256([]byte("a")), Flags: Stored},
-		{Path: "dir", Mode: 0o040755},
-		{Path: "dir/new\nline", Mode: 0o100600, Size: 1 << 40, Flags: Racy | Heavy},
-	}}
-	p := filepath.Join(t.TempDir(), "index")
-	if err := x.write(p); err != nil {
-		t.Fatal(err)
-	}
-	y, err := readIndex(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(x.Entries) != fmt.Sprint(y.Entries) {
-		t.Fatalf("read back %+v\nwant %+v", y.Entries, x.Entries)
-	}
-	b, _ := os.ReadFile(p)
-	for i := range b {
-		c := bytes.Clone(b)
-		c[i] ^= 0x40
-		if _, err := parseIndex(c); !errors.Is(err, errCorrupt) {
-			t.Fatalf("byte %d changed: %v", i, err)
-		}
-	}
-	if x, err := readIndex(filepath.Join(t.TempDir(), "none")); err != nil || len(x.Entries) != 0 {
-		t.Fatalf("no index: %v %v", x, err)
-	}
-}
-
-// FuzzIndex: any bytes read as an index are refused or give sorted entries
-// that write back to the same bytes; never a panic. findEntries, which
-// reads the same bytes a block at a time, refuses what parseIndex refuses
-// and finds the entries it finds.
-func FuzzIndex(f *testing.F) {
-	x := &Index{Entries: []Entry{{Path: "a", Mode: 0o100644, Size: 1}, {Path: "b/c", Mode: 0o120777}}}
-	p := filepath.Join(f.TempDir(), "index")
-	if err := x.write(p); err != nil {
-		f.Fatal(err)
-	}
-	good, _ := os.ReadFile(p)
-	f.Add(good)
-	f.Add([]byte("TKHIDX1\n"))
-	fuzzed := filepath.Join(f.TempDir(), "fuzzed") // each worker runs its inputs one at a time
-	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := parseIndex(b)
-		p := fuzzed
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		var paths []string
-		if err == nil {
-			for _, e := range x.Entries {
-				paths = append(paths, e.Path)
-			}
-		}
-		found, _, ok := findEntries(p, append(paths, "a"))
-		if ok != (err == nil) || ok && len(found) != len(x.Entries) {
-			t.Fatalf("parseIndex: %v; findEntries: %v, %d of %d entries", err, ok, len(found), len(paths))
-		}
-		if err != nil {
-			return
-		}
-		for _, e := range x.Entries {
-			if found[e.Path] != e {
-				t.Fatalf("findEntries found %+v for %+v", found[e.Path], e)
-			}
-		}
-		q := filepath.Join(t.TempDir(), "index")
-		if err := x.write(q); err != nil {
-			t.Fatal(err)
-		}
-		if again, _ := os.ReadFile(q); !bytes.Equal(again, b) {
-			t.Fatalf("read and written again, %d bytes became %d", len(b), len(again))
-		}
-	})
-}
 
 // TestStoreTornTail: a pack or its records cut short (toolkit killed mid-
 // append) are cut back to their last whole frame when the store is opened,
@@ -141,7 +62,7 @@ func TestStoreTornTail(t *testing.T) {
 	b[len(b)-2] ^= 1
 	os.WriteFile(pack, b, 0o600)
 	s, _ = openStore(dir, 1<<30)
-	if _, err := s.get(sums[1]); !errors.Is(err, errCorrupt) {
+	if _, err := s.get(sums[1]); !errors.Is(err, index.ErrCorrupt) {
 		t.Fatalf("a corrupt frame: %v", err)
 	}
 	s.close()
@@ -268,125 +189,6 @@ func FuzzPack(f *testing.F) {
 			if b, err := s.get(sum); err == nil && sha256.Sum256(b) != sum {
 				t.Fatal("a content that is not its sha256's")
 			}
-		}
-	})
-}
-
-// TestSaidFile: what a call said is appended beside the index, read with
-// it, and looked up without parsing the index whole; a torn batch ends
-// what is read and is cut off by the next append; a said file that names
-// another index is not read; a whole write of the index folds it in; one
-// that would pass maxSaid is refused.
-func TestSaidFile(t *testing.T) {
-	x := &Index{Entries: []Entry{
-		{Path: "a", Mode: 0o100644, Size: 1},
-		{Path: "b", Mode: 0o100600, Size: 2},
-		{Path: "d/e", Mode: 0o100755, Size: 3},
-	}}
-	p := filepath.Join(t.TempDir(), "index")
-	must(t, x.write(p))
-	said := []saidEntry{
-		{Entry: Entry{Path: "a", Mode: 0o100644, Size: 10, Flags: Racy}, There: true},
-		{Entry: Entry{Path: "b"}},
-		{Entry: Entry{Path: "c", Mode: 0o100644, Size: 5}, There: true},
-	}
-	size, err := appendSaid(p, x.v.sum, said)
-	must(t, err)
-	paths := func(x *Index) string {
-		var s []string
-		for _, e := range x.Entries {
-			s = append(s, fmt.Sprintf("%s:%d", e.Path, e.Size))
-		}
-		return strings.Join(s, " ")
-	}
-	y, err := readIndex(p)
-	must(t, err)
-	if got := paths(y); got != "a:10 c:5 d/e:3" {
-		t.Fatalf("index and said file read as %s", got)
-	}
-	if v := indexVersion(p); y.v != v || v.said != size {
-		t.Fatalf("version read %+v, on disk %+v, appended to %d", y.v, v, size)
-	}
-	found, v, ok := findEntries(p, []string{"a", "b", "c", "d/e", "zz"})
-	if !ok || v != y.v || len(found) != 3 || found["a"].Size != 10 || found["c"].Size != 5 || found["d/e"].Mode != 0o100755 {
-		t.Fatalf("found %+v %+v %v", found, v, ok)
-	}
-
-	// A batch torn by a kill: not read; the next append cuts it off.
-	f, err := os.OpenFile(saidPath(p), os.O_WRONLY|os.O_APPEND, 0)
-	must(t, err)
-	_, err = f.Write([]byte{40, 0, 0, 0, 1, 2, 3})
-	must(t, err)
-	must(t, f.Close())
-	if y, err := readIndex(p); err != nil || paths(y) != "a:10 c:5 d/e:3" {
-		t.Fatalf("with a torn batch: %v %v", paths(y), err)
-	}
-	size2, err := appendSaid(p, x.v.sum, []saidEntry{{Entry: Entry{Path: "d/e"}}})
-	must(t, err)
-	batch := int64(4 + 1 + 2 + len("d/e") + recLen + 32) // length, there, path, record, sha256
-	if fi, _ := os.Stat(saidPath(p)); fi.Size() != size2 || size2 != size+batch {
-		t.Fatalf("said file %d bytes, appended to %d: the torn batch is left after %d", fi.Size(), size2, size)
-	}
-	if y, err := readIndex(p); err != nil || paths(y) != "a:10 c:5" {
-		t.Fatalf("after the torn batch cut off: %v %v", paths(y), err)
-	}
-
-	// Every byte of a batch checked: one changed ends what is read there.
-	b, _ := os.ReadFile(saidPath(p))
-	for i := len(saidMagic); i < len(b); i++ {
-		c := bytes.Clone(b)
-		c[i] ^= 0x40
-		if _, good := parseSaid(c, x.v.sum); good >= len(b) {
-			t.Fatalf("byte %d changed, and every batch still read", i)
-		}
-	}
-
-	// The index written whole: the said file goes; one a kill left behind
-	// the rename names the old index, and is not read.
-	old := x.v.sum
-	y, _ = readIndex(p)
-	must(t, y.write(p))
-	if _, err := os.Stat(saidPath(p)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the said file is left: %v", err)
-	}
-	_, err = appendSaid(p, old, []saidEntry{{Entry: Entry{Path: "a"}}})
-	must(t, err)
-	if y, err := readIndex(p); err != nil || paths(y) != "a:10 c:5" {
-		t.Fatalf("a said file of another index was read: %v %v", paths(y), err)
-	}
-
-	defer func(m int64) { maxSaid = m }(maxSaid)
-	maxSaid = 200
-	if _, err := appendSaid(p, y.v.sum, said); !errors.Is(err, errSaidFull) {
-		t.Fatalf("past maxSaid: %v", err)
-	}
-}
-
-// FuzzSaid: any bytes read as a said file give whole batches only, that
-// read the same when cut to them; never a panic.
-func FuzzSaid(f *testing.F) {
-	x := &Index{Entries: []Entry{{Path: "a", Mode: 0o100644, Size: 1}}}
-	p := filepath.Join(f.TempDir(), "index")
-	if err := x.write(p); err != nil {
-		f.Fatal(err)
-	}
-	if _, err := appendSaid(p, x.v.sum, []saidEntry{{Entry: Entry{Path: "a", Size: 2}, There: true}, {Entry: Entry{Path: "b/c"}}}); err != nil {
-		f.Fatal(err)
-	}
-	good, _ := os.ReadFile(saidPath(p))
-	f.Add(good)
-	f.Add(good[:len(good)-1])
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var sum [32]byte
-		if len(b) >= len(saidMagic)+32 {
-			copy(sum[:], b[len(saidMagic):])
-		}
-		said, n := parseSaid(b, sum)
-		if n > len(b) || n == 0 && said != nil {
-			t.Fatalf("%d bytes read as %d, %d entries", len(b), n, len(said))
-		}
-		if again, m := parseSaid(b[:n], sum); m != n || fmt.Sprint(again) != fmt.Sprint(said) {
-			t.Fatalf("cut to its %d whole bytes, read as %d", n, m)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"toolkit/internal/history/index"
 
 	"toolkit/internal/diff"
 	"toolkit/internal/outcome"
@@ -130,12 +131,12 @@ func (k kind) String() string {
 
 // kindOf is the kind of a st_mode.
 func kindOf(mode uint32) kind {
-	switch mode & typeMask {
+	switch mode & index.TypeMask {
 	case 0:
 		return absent
-	case typeDir:
+	case index.TypeDir:
 		return directory
-	case typeLink:
+	case index.TypeLink:
 		return symlink
 	}
 	return regular
@@ -390,7 +391,7 @@ func (p *undoPlan) classify(look *looker, h *history, a UndoArgs, res *UndoResul
 		case directory:
 			ch.Dir = true
 			if to.mode != 0 {
-				ch.Like.Mode = replace.ModeOf(to.mode &^ typeMask)
+				ch.Like.Mode = replace.ModeOf(to.mode &^ index.TypeMask)
 			}
 		default:
 			content, ok := contents[to.sum]
@@ -405,7 +406,7 @@ func (p *undoPlan) classify(look *looker, h *history, a UndoArgs, res *UndoResul
 			}
 			ch.Link = to.kind == symlink
 			if to.mode != 0 {
-				ch.Like.Mode = replace.ModeOf(to.mode &^ typeMask)
+				ch.Like.Mode = replace.ModeOf(to.mode &^ index.TypeMask)
 			}
 		}
 		out = append(out, todo{pp: pp, cur: cur, change: ch, action: us.Action})
@@ -610,11 +611,11 @@ func (h *history) keepUndone(ctx context.Context, tree string, done []undone, se
 	for i, u := range done {
 		rels[i] = u.path
 	}
-	found, v, indexed := findEntries(h.indexPath(tree), rels)
+	found, v, indexed := index.Lookup(h.indexPath(tree), rels)
 	cmp := comparer{h: h, budget: budget{bytes: h.s.MaxCallBytes, files: h.s.MaxCallFiles}}
 	skip := h.skip(tree)
 	var files []fileRecord
-	var said []saidEntry
+	var said []index.Delta
 	for _, u := range done {
 		wk, nk := kindOf(u.was.Mode), kindOf(u.now.Mode)
 		gone := fileRecord{Path: u.path, Status: "D", Dir: wk == directory, Pre: u.was.SHA256, PreMode: u.was.Mode, Bytes: u.was.Size}
@@ -652,11 +653,11 @@ func (h *history) keepUndone(ctx context.Context, tree string, done []undone, se
 				files = append(files, came)
 			}
 		}
-		e := Entry{Path: u.path, Mode: u.now.Mode, Size: u.now.Size, Mtime: u.now.Mtime, Ctime: u.now.Ctime, Ino: u.now.Ino, Dev: u.now.Dev}
+		e := index.Entry{Path: u.path, Mode: u.now.Mode, Size: u.now.Size, Mtime: u.now.Mtime, Ctime: u.now.Ctime, Ino: u.now.Ino, Dev: u.now.Dev}
 		if sum, ok := parseSum(u.now.SHA256); ok {
 			e.Sum = sum
 			if came.PostKept {
-				e.Flags |= Stored
+				e.Flags |= index.Stored
 			}
 		}
 		if nk == directory {
@@ -667,7 +668,7 @@ func (h *history) keepUndone(ctx context.Context, tree string, done []undone, se
 		if _, was := found[u.path]; there && !was && !listed(ctx, tree, skip, u.path) {
 			there = false // not what a scan tracks: said, and kept out of the index
 		}
-		said = append(said, saidEntry{Entry: e, There: there})
+		said = append(said, index.Delta{Entry: e, There: there})
 	}
 	if err := h.syncStore(); err != nil || !indexed || len(said) == 0 {
 		return files, err

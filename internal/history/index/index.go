@@ -1,4 +1,10 @@
-package history
+// Package index is a tree's index, as history keeps it, git's way: each
+// path's stat and content sha256, sorted, in one file written whole
+// (TKHIDX1), with two extensions read by its one reader: the delta
+// (trees/ID.index.said, the entries write, edit, patch and undo said since
+// the index was written whole) and the table of contents (.toc, where
+// every 64th entry begins, for lookups of a few paths).
+package index
 
 import (
 	"bufio"
@@ -42,47 +48,47 @@ const (
 
 // Type bits of st_mode.
 const (
-	typeMask = 0o170000
-	typeReg  = 0o100000
-	typeDir  = 0o040000
-	typeLink = 0o120000
+	TypeMask = 0o170000
+	TypeReg  = 0o100000
+	TypeDir  = 0o040000
+	TypeLink = 0o120000
 )
 
-func (e *Entry) isDir() bool  { return e.Mode&typeMask == typeDir }
-func (e *Entry) isLink() bool { return e.Mode&typeMask == typeLink }
-func (e *Entry) isReg() bool  { return e.Mode&typeMask == typeReg }
+func (e *Entry) IsDir() bool  { return e.Mode&TypeMask == TypeDir }
+func (e *Entry) IsLink() bool { return e.Mode&TypeMask == TypeLink }
+func (e *Entry) IsReg() bool  { return e.Mode&TypeMask == TypeReg }
 
-// sameStat says whether two entries' stats agree: then the content is
+// SameStat says whether two entries' stats agree: then the content is
 // taken to be as it was, unless the entry was racy.
-func sameStat(a, b *Entry) bool {
+func SameStat(a, b *Entry) bool {
 	return a.Mode == b.Mode && a.Size == b.Size && a.Mtime == b.Mtime && a.Ctime == b.Ctime && a.Ino == b.Ino && a.Dev == b.Dev
 }
 
 // Index is a tree's entries, sorted by path.
 type Index struct {
 	Entries []Entry
-	none    bool    // there was no index, or none that could be read
-	v       version // its files' version, once read or written
+	None    bool    // there was no index, or none that could be read
+	V       Version // its files' version, once read or written
 }
 
-// version tells one state of a tree's index from another without reading
+// Version tells one state of a tree's index from another without reading
 // it: the sha256 its file ends with, and the size of its said file.
-type version struct {
-	sum  [32]byte
-	said int64
+type Version struct {
+	Sum  [32]byte // the sha256 the index file ends with
+	Said int64    // the size of its delta
 }
 
-// indexVersion is the version of the index at path as its files stand.
-func indexVersion(path string) version {
-	v := version{sum: indexSum(path)}
-	if fi, err := os.Stat(saidPath(path)); err == nil {
-		v.said = fi.Size()
+// VersionOf is the Version of the index at path as its files stand.
+func VersionOf(path string) Version {
+	v := Version{Sum: indexSum(path)}
+	if fi, err := os.Stat(DeltaPath(path)); err == nil {
+		v.Said = fi.Size()
 	}
 	return v
 }
 
 // find is the entry of path, or nil.
-func (x *Index) find(path string) *Entry {
+func (x *Index) Find(path string) *Entry {
 	i, ok := slices.BinarySearchFunc(x.Entries, path, func(e Entry, p string) int { return strings.Compare(e.Path, p) })
 	if !ok {
 		return nil
@@ -94,15 +100,15 @@ func (x *Index) find(path string) *Entry {
 // ino, dev, sum, flags.
 const recLen = 4 + 8*5 + 32 + 1
 
-// indexMagic starts an index file; its version is the last byte.
+// indexMagic starts an index file; its Version is the last byte.
 var indexMagic = []byte("TKHIDX1\n")
 
-// errCorrupt is an index or pack that does not read as toolkit wrote it.
-var errCorrupt = errors.New("corrupt")
+// ErrCorrupt is an index or pack that does not read as toolkit wrote it.
+var ErrCorrupt = errors.New("corrupt")
 
 // write writes the index to path whole: a temporary file, synced, then
 // renamed over it. The file ends with the sha256 of all before it.
-func (x *Index) write(path string) error {
+func (x *Index) Write(path string) error {
 	f, err := tempfile.Create(filepath.Dir(path), ".index-", ".tmp")
 	if err != nil {
 		return err
@@ -146,8 +152,8 @@ func (x *Index) write(path string) error {
 	}
 	// What the said file held is in the index now; a said file left by a
 	// kill here names the index before, and is not read.
-	_ = os.Remove(saidPath(path))
-	x.v, x.none = version{sum: [32]byte(sum)}, false
+	_ = os.Remove(DeltaPath(path))
+	x.V, x.None = Version{Sum: [32]byte(sum)}, false
 	if err := writeTOC(path, [32]byte(sum), marks); err != nil {
 		_ = os.Remove(tocPath(path)) // the index is read whole
 	}
@@ -167,6 +173,30 @@ func appendEntry(b []byte, e *Entry) []byte {
 	b = binary.LittleEndian.AppendUint64(b, e.Dev)
 	b = append(b, e.Sum[:]...)
 	return append(b, e.Flags)
+}
+
+// nextEntry splits off the entry b begins with, as appendEntry wrote it:
+// its path and its record (recLen bytes), and what follows; false where b
+// does not begin with a whole one. Every reader of entries reads them
+// through it: the index, a block of it, the delta, a lookup.
+func nextEntry(b []byte) (path, rec, rest []byte, ok bool) {
+	if len(b) < 2 {
+		return nil, nil, nil, false
+	}
+	pl := int(binary.LittleEndian.Uint16(b))
+	if len(b) < 2+pl+recLen {
+		return nil, nil, nil, false
+	}
+	return b[2 : 2+pl], b[2+pl : 2+pl+recLen], b[2+pl+recLen:], true
+}
+
+// entryLen is how long the entry b begins with is, where b holds at least
+// its path's length: 0 where it does not.
+func entryLen(b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	return 2 + int(binary.LittleEndian.Uint16(b)) + recLen
 }
 
 // decodeRecord fills e's fields but its path from rec, recLen bytes.
@@ -200,71 +230,81 @@ func indexSum(path string) [32]byte {
 	return sum
 }
 
-// readIndex reads an index file, and the entries its said file holds; a
-// missing one is an empty index, one that does not check is errCorrupt.
-func readIndex(path string) (*Index, error) {
+// Read reads an index file, and the entries its said file holds; a
+// missing one is an empty index, one that does not check is ErrCorrupt.
+func Read(path string) (*Index, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return &Index{none: true}, nil
+		return &Index{None: true}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	x, err := parseIndex(b)
+	x, err := Parse(b)
 	if err != nil {
 		return nil, err
 	}
-	said, size := readSaid(saidPath(path), x.v.sum)
-	x.apply(said)
-	x.v.said = size
+	said, size := readDelta(DeltaPath(path), x.V.Sum)
+	x.Apply(said)
+	x.V.Said = size
 	return x, nil
 }
 
 // apply sets the entries said, in their order.
-func (x *Index) apply(said []saidEntry) {
+func (x *Index) Apply(said []Delta) {
 	for _, s := range said {
-		x.set(s.Path, s.Entry, s.There)
+		x.Set(s.Path, s.Entry, s.There)
 	}
 }
 
-// parseIndex reads an index from its bytes.
-func parseIndex(b []byte) (*Index, error) {
+// Parse reads an index from its bytes.
+func Parse(b []byte) (*Index, error) {
 	if len(b) < len(indexMagic)+8+32 || !bytes.HasPrefix(b, indexMagic) {
-		return nil, errCorrupt
+		return nil, ErrCorrupt
 	}
 	body, sum := b[:len(b)-32], b[len(b)-32:]
 	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
-		return nil, errCorrupt
+		return nil, ErrCorrupt
 	}
 	r := body[len(indexMagic):]
 	n := binary.LittleEndian.Uint64(r)
 	r = r[8:]
 	if n > uint64(len(r))/(2+recLen) {
-		return nil, errCorrupt
+		return nil, ErrCorrupt
 	}
-	x := &Index{Entries: make([]Entry, 0, n), v: version{sum: [32]byte(sum)}}
+	x := &Index{Entries: make([]Entry, 0, n), V: Version{Sum: [32]byte(sum)}}
 	// One string holds every path: each entry's is a part of it.
 	all, base := string(r), len(r)
 	for range n {
-		if len(r) < 2 {
-			return nil, errCorrupt
-		}
-		pl := int(binary.LittleEndian.Uint16(r))
-		if len(r) < 2+pl+recLen {
-			return nil, errCorrupt
+		path, rec, rest, ok := nextEntry(r)
+		if !ok {
+			return nil, ErrCorrupt
 		}
 		at := base - len(r) + 2
-		e := Entry{Path: all[at : at+pl]}
-		rec := r[2+pl:]
+		e := Entry{Path: all[at : at+len(path)]}
 		decodeRecord(&e, rec)
 		if len(x.Entries) > 0 && x.Entries[len(x.Entries)-1].Path >= e.Path {
-			return nil, errCorrupt // not sorted, or a path twice
+			return nil, ErrCorrupt // not sorted, or a path twice
 		}
 		x.Entries = append(x.Entries, e)
-		r = rec[recLen:]
+		r = rest
 	}
 	if len(r) != 0 {
-		return nil, errCorrupt
+		return nil, ErrCorrupt
 	}
 	return x, nil
+}
+
+// Set puts e as the entry of path (there: else the path is gone), keeping
+// the entries sorted.
+func (x *Index) Set(path string, e Entry, there bool) {
+	i, found := slices.BinarySearchFunc(x.Entries, path, func(e Entry, p string) int { return strings.Compare(e.Path, p) })
+	switch {
+	case found && there:
+		x.Entries[i] = e
+	case found:
+		x.Entries = slices.Delete(x.Entries, i, i+1)
+	case there:
+		x.Entries = slices.Insert(x.Entries, i, e)
+	}
 }

@@ -1,4 +1,4 @@
-package history
+package index
 
 import (
 	"bufio"
@@ -12,54 +12,54 @@ import (
 	"toolkit/internal/replace"
 )
 
-// The said file. What write, edit and patch say they wrote changes a few
+// The delta. What write, edit and patch say they wrote changes a few
 // entries of a tree's index, which may hold tens of thousands: rewriting
 // it whole cost such a call 5-33 ms in Go's source tree. Their entries are
 // appended to a small file beside the index instead, which names the
-// index it adds to (the sha256 that index ends with): readIndex applies
+// index it adds to (the sha256 that index ends with): Read applies
 // it, and the next whole write of the index folds it in and removes it. A
 // said file that names another index (one a kill left behind the index's
 // rename) is not read.
 //
-// It is saidMagic, the index's sha256, then batches, one a call: the
+// It is deltaMagic, the index's sha256, then batches, one a call: the
 // payload's length (4 bytes), the payload, its sha256. The payload is
 // entries as the index keeps them, each after a byte that says whether
 // the path is there (else it is gone). A torn batch, from a kill, ends
 // what is read, and the next append cuts it off first.
 
-// saidMagic starts a said file; its version is the last byte.
-var saidMagic = []byte("TKHSAID1\n")
+// deltaMagic starts a said file; its Version is the last byte.
+var deltaMagic = []byte("TKHSAID1\n")
 
-// maxSaid bounds a said file: an append that would pass it writes the
+// MaxDelta bounds a said file: an append that would pass it writes the
 // index whole instead.
-var maxSaid int64 = 256 << 10
+var MaxDelta int64 = 256 << 10
 
-// saidEntry is an entry a call said, or a path it said is gone.
-type saidEntry struct {
+// Delta is an entry a call said, or a path it said is gone.
+type Delta struct {
 	Entry
 	There bool
 }
 
-// saidPath is the said file of the index at path.
-func saidPath(path string) string { return path + ".said" }
+// DeltaPath is the said file of the index at path.
+func DeltaPath(path string) string { return path + ".said" }
 
-// readSaid reads the said file at path, if it names the index whose sha256
+// readDelta reads the said file at path, if it names the index whose sha256
 // is sum: its entries, in the order said. size is the file's size.
-func readSaid(path string, sum [32]byte) (said []saidEntry, size int64) {
-	b, _, err := replace.ReadUpTo(nil, path, 2*maxSaid)
+func readDelta(path string, sum [32]byte) (said []Delta, size int64) {
+	b, _, err := replace.ReadUpTo(nil, path, 2*MaxDelta)
 	if err != nil {
 		return nil, 0
 	}
-	said, _ = parseSaid(b, sum)
+	said, _ = parseDelta(b, sum)
 	return said, int64(len(b))
 }
 
-// parseSaid reads a said file's bytes: its entries, if it names the index
+// parseDelta reads a said file's bytes: its entries, if it names the index
 // whose sha256 is sum, and how many of its bytes are whole batches (0
 // where it names another index).
-func parseSaid(b []byte, sum [32]byte) (said []saidEntry, good int) {
-	head := len(saidMagic) + len(sum)
-	if len(b) < head || !bytes.HasPrefix(b, saidMagic) || !bytes.Equal(b[len(saidMagic):head], sum[:]) {
+func parseDelta(b []byte, sum [32]byte) (said []Delta, good int) {
+	head := len(deltaMagic) + len(sum)
+	if len(b) < head || !bytes.HasPrefix(b, deltaMagic) || !bytes.Equal(b[len(deltaMagic):head], sum[:]) {
 		return nil, 0
 	}
 	good = head
@@ -72,7 +72,7 @@ func parseSaid(b []byte, sum [32]byte) (said []saidEntry, good int) {
 		if got := sha256.Sum256(payload); !bytes.Equal(got[:], r[4+n:4+n+sha256.Size]) {
 			break
 		}
-		es, ok := parseSaidPayload(payload)
+		es, ok := parseDeltaPayload(payload)
 		if !ok {
 			break
 		}
@@ -83,31 +83,28 @@ func parseSaid(b []byte, sum [32]byte) (said []saidEntry, good int) {
 	return said, good
 }
 
-// parseSaidPayload reads a batch's entries.
-func parseSaidPayload(p []byte) ([]saidEntry, bool) {
-	var es []saidEntry
+// parseDeltaPayload reads a batch's entries.
+func parseDeltaPayload(p []byte) ([]Delta, bool) {
+	var es []Delta
 	for len(p) > 0 {
-		if len(p) < 3 {
+		path, rec, rest, ok := nextEntry(p[1:])
+		if !ok {
 			return nil, false
 		}
-		there, pl := p[0] == 1, int(binary.LittleEndian.Uint16(p[1:]))
-		if len(p) < 3+pl+recLen {
-			return nil, false
-		}
-		s := saidEntry{Entry: Entry{Path: string(p[3 : 3+pl])}, There: there}
-		decodeRecord(&s.Entry, p[3+pl:])
+		s := Delta{Entry: Entry{Path: string(path)}, There: p[0] == 1}
+		decodeRecord(&s.Entry, rec)
 		es = append(es, s)
-		p = p[3+pl+recLen:]
+		p = rest
 	}
 	return es, true
 }
 
-// appendSaid appends a call's entries to the said file of the index at
+// AppendDelta appends a call's entries to the said file of the index at
 // path, whose sha256 is sum, synced: a said file that names another index
 // is begun anew, a torn batch at its end cut off. It returns the file's
-// size after, or errSaidFull where the batch would take it past maxSaid:
+// size after, or ErrDeltaFull where the batch would take it past MaxDelta:
 // the index is to be written whole then.
-func appendSaid(path string, sum [32]byte, said []saidEntry) (int64, error) {
+func AppendDelta(path string, sum [32]byte, said []Delta) (int64, error) {
 	var payload []byte
 	for i := range said {
 		payload = append(payload, 0)
@@ -121,26 +118,26 @@ func appendSaid(path string, sum [32]byte, said []saidEntry) (int64, error) {
 	ps := sha256.Sum256(payload)
 	batch = append(batch, ps[:]...)
 
-	f, err := os.OpenFile(saidPath(path), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(DeltaPath(path), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSaid+1))
+	b, err := io.ReadAll(io.LimitReader(f, MaxDelta+1))
 	if err != nil {
 		return 0, err
 	}
-	_, good := parseSaid(b, sum)
+	_, good := parseDelta(b, sum)
 	if good == 0 {
-		b = append(append([]byte{}, saidMagic...), sum[:]...)
+		b = append(append([]byte{}, deltaMagic...), sum[:]...)
 		if _, err := f.WriteAt(b, 0); err != nil {
 			return 0, err
 		}
 		good = len(b)
 	}
 	end := int64(good) + int64(len(batch))
-	if end > maxSaid {
-		return 0, errSaidFull
+	if end > MaxDelta {
+		return 0, ErrDeltaFull
 	}
 	if err := f.Truncate(int64(good)); err != nil {
 		return 0, err
@@ -154,26 +151,26 @@ func appendSaid(path string, sum [32]byte, said []saidEntry) (int64, error) {
 	return end, nil
 }
 
-// errSaidFull: a said file would pass maxSaid.
-var errSaidFull = errors.New("the said file is full")
+// ErrDeltaFull: a said file would pass MaxDelta.
+var ErrDeltaFull = errors.New("the said file is full")
 
-// findEntries looks up paths in the index at path and its said file: a
+// Lookup looks up paths in the index at path and its said file: a
 // call that wrote a few files of a large tree reads the blocks of the index
 // its table of contents names for them, or, where it has none that
 // applies, reads the index a block at a time, checks it, and keeps only
 // their entries. found holds the entries of the paths there; ok is false
 // where there is no index, or none that checks.
-func findEntries(path string, paths []string) (found map[string]Entry, v version, ok bool) {
+func Lookup(path string, paths []string) (found map[string]Entry, v Version, ok bool) {
 	want := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		want[p] = true
 	}
-	if found, v.sum, ok = findThroughTOC(path, want); !ok {
-		if found, v.sum, ok = findWhole(path, want); !ok {
-			return nil, version{}, false
+	if found, v.Sum, ok = findThroughTOC(path, want); !ok {
+		if found, v.Sum, ok = findWhole(path, want); !ok {
+			return nil, Version{}, false
 		}
 	}
-	said, saidSize := readSaid(saidPath(path), v.sum)
+	said, saidSize := readDelta(DeltaPath(path), v.Sum)
 	for _, s := range said {
 		switch {
 		case !want[s.Path]:
@@ -183,7 +180,7 @@ func findEntries(path string, paths []string) (found map[string]Entry, v version
 			delete(found, s.Path)
 		}
 	}
-	v.said = saidSize
+	v.Said = saidSize
 	return found, v, true
 }
 
@@ -223,13 +220,17 @@ func findWhole(path string, want map[string]bool) (found map[string]Entry, sum [
 		if err != nil {
 			return nil, sum, false
 		}
-		l := 2 + int(binary.LittleEndian.Uint16(b)) + recLen
+		l := entryLen(b)
 		if b, err = r.Peek(l); err != nil {
 			return nil, sum, false
 		}
-		if name := b[2 : l-recLen]; want[string(name)] {
-			e := Entry{Path: string(name)}
-			decodeRecord(&e, b[l-recLen:])
+		path, rec, _, ok := nextEntry(b)
+		if !ok {
+			return nil, sum, false
+		}
+		if want[string(path)] {
+			e := Entry{Path: string(path)}
+			decodeRecord(&e, rec)
 			found[e.Path] = e
 		}
 		r.Discard(l)

@@ -1,4 +1,4 @@
-package history
+package index
 
 import (
 	"crypto/sha256"
@@ -22,13 +22,13 @@ func tocIndex(t testing.TB, p string, n int) *Index {
 	}
 	x.Entries = append(x.Entries, Entry{Path: "a.b", Mode: 0o100644}, Entry{Path: "a", Mode: 0o040755}, Entry{Path: "a/b", Mode: 0o100644, Size: 7}, Entry{Path: "a0", Mode: 0o120777})
 	slices.SortFunc(x.Entries, func(a, b Entry) int { return cmpPath(a.Path, b.Path) })
-	if err := x.write(p); err != nil {
+	if err := x.Write(p); err != nil {
 		t.Fatal(err)
 	}
 	return x
 }
 
-// setOf is paths as a set, as findEntries asks for them.
+// setOf is paths as a set, as Lookup asks for them.
 func setOf(paths []string) map[string]bool {
 	set := map[string]bool{}
 	for _, p := range paths {
@@ -64,7 +64,7 @@ func TestTOC(t *testing.T) {
 	check := func(how string) {
 		t.Helper()
 		found, sum, ok := findThroughTOC(p, setOf(asked))
-		if !ok || sum != x.v.sum {
+		if !ok || sum != x.V.Sum {
 			t.Fatalf("%s: not found through the table (%v)", how, ok)
 		}
 		if len(found) != len(x.Entries) {
@@ -77,14 +77,14 @@ func TestTOC(t *testing.T) {
 		}
 		for _, one := range []string{"d4/s2/f0998", "a/b", "a0", "zz"} {
 			found, _, ok := findThroughTOC(p, setOf([]string{one}))
-			if want := x.find(one); !ok || len(found) != map[bool]int{true: 1}[want != nil] || want != nil && found[one] != *want {
+			if want := x.Find(one); !ok || len(found) != map[bool]int{true: 1}[want != nil] || want != nil && found[one] != *want {
 				t.Fatalf("%s: %q alone: %+v %v", how, one, found, ok)
 			}
 		}
 	}
 	check("as written")
-	if _, v, ok := findEntries(p, asked); !ok || v.sum != x.v.sum {
-		t.Fatalf("findEntries: %v", ok)
+	if _, v, ok := Lookup(p, asked); !ok || v.Sum != x.V.Sum {
+		t.Fatalf("Lookup: %v", ok)
 	}
 
 	// A byte of an entry changed in place (the same size): its ctime moved,
@@ -102,7 +102,7 @@ func TestTOC(t *testing.T) {
 	if _, _, ok := findThroughTOC(p, setOf(asked)); ok {
 		t.Fatal("an index changed since its table was used through it")
 	}
-	if _, _, ok := findEntries(p, asked); ok {
+	if _, _, ok := Lookup(p, asked); ok {
 		t.Fatal("an index that does not check was read")
 	}
 
@@ -115,8 +115,8 @@ func TestTOC(t *testing.T) {
 	if _, _, ok := findThroughTOC(p, setOf(asked)); ok {
 		t.Fatal("another index's table was used")
 	}
-	found, v, ok := findEntries(p, asked)
-	if !ok || v.sum != y.v.sum || len(found) != len(y.Entries) {
+	found, v, ok := Lookup(p, asked)
+	if !ok || v.Sum != y.V.Sum || len(found) != len(y.Entries) {
 		t.Fatalf("read whole: %d entries of %d, %v", len(found), len(y.Entries), ok)
 	}
 
@@ -152,7 +152,7 @@ func FuzzTOC(f *testing.F) {
 	asked := []string{"a", "a/b", "a0", "d1/s1/f0001", "nothere"}
 	f.Fuzz(func(t *testing.T, marks []byte, n uint8) {
 		b := append([]byte(nil), tocMagic...)
-		b = append(b, x.v.sum[:]...)
+		b = append(b, x.V.Sum[:]...)
 		b = binary.LittleEndian.AppendUint64(b, uint64(st.Size))
 		b = binary.LittleEndian.AppendUint64(b, st.Ino)
 		b = binary.LittleEndian.AppendUint64(b, uint64(st.Ctim.Nano()))
@@ -167,7 +167,7 @@ func FuzzTOC(f *testing.F) {
 			return
 		}
 		for path := range found {
-			if x.find(path) == nil || !slices.Contains(asked, path) {
+			if x.Find(path) == nil || !slices.Contains(asked, path) {
 				t.Fatalf("found %q, which the index does not hold or was not asked for", path)
 			}
 		}

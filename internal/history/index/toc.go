@@ -1,4 +1,4 @@
-package history
+package index
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ func writeTOC(index string, sum [32]byte, marks []tocMark) error {
 		b = append(b, m.path...)
 	}
 	own := sha256.Sum256(b)
-	return writeWhole(tocPath(index), append(b, own[:]...), false)
+	return WriteFile(tocPath(index), append(b, own[:]...), false)
 }
 
 // toc is a table as read.
@@ -182,15 +182,12 @@ func findThroughTOC(index string, want map[string]bool) (map[string]Entry, [32]b
 func blockEntries(b []byte, first string) ([]Entry, bool) {
 	var out []Entry
 	for len(b) > 0 {
-		if len(b) < 2 {
+		path, rec, rest, ok := nextEntry(b)
+		if !ok {
 			return nil, false
 		}
-		pl := int(binary.LittleEndian.Uint16(b))
-		if len(b) < 2+pl+recLen {
-			return nil, false
-		}
-		e := Entry{Path: string(b[2 : 2+pl])}
-		decodeRecord(&e, b[2+pl:])
+		e := Entry{Path: string(path)}
+		decodeRecord(&e, rec)
 		switch {
 		case len(out) == 0 && e.Path != first:
 			return nil, false
@@ -198,7 +195,7 @@ func blockEntries(b []byte, first string) ([]Entry, bool) {
 			return nil, false
 		}
 		out = append(out, e)
-		b = b[2+pl+recLen:]
+		b = rest
 	}
 	return out, true
 }
