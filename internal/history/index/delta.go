@@ -18,7 +18,7 @@ import (
 // appended to a small file beside the index instead, which names the
 // index it adds to (the sha256 that index ends with): Read applies
 // it, and the next whole write of the index folds it in and removes it. A
-// said file that names another index (one a kill left behind the index's
+// delta that names another index (one a kill left behind the index's
 // rename) is not read.
 //
 // It is deltaMagic, the index's sha256, then batches, one a call: the
@@ -27,10 +27,10 @@ import (
 // the path is there (else it is gone). A torn batch, from a kill, ends
 // what is read, and the next append cuts it off first.
 
-// deltaMagic starts a said file; its Version is the last byte.
+// deltaMagic starts a delta; its Version is the last byte.
 var deltaMagic = []byte("TKHSAID1\n")
 
-// MaxDelta bounds a said file: an append that would pass it writes the
+// MaxDelta bounds a delta: an append that would pass it writes the
 // index whole instead.
 var MaxDelta int64 = 256 << 10
 
@@ -40,10 +40,10 @@ type Delta struct {
 	There bool
 }
 
-// DeltaPath is the said file of the index at path.
+// DeltaPath is the delta of the index at path.
 func DeltaPath(path string) string { return path + ".said" }
 
-// readDelta reads the said file at path, if it names the index whose sha256
+// readDelta reads the delta at path, if it names the index whose sha256
 // is sum: its entries, in the order said. size is the file's size.
 func readDelta(path string, sum [32]byte) (said []Delta, size int64) {
 	b, _, err := replace.ReadUpTo(nil, path, 2*MaxDelta)
@@ -54,7 +54,7 @@ func readDelta(path string, sum [32]byte) (said []Delta, size int64) {
 	return said, int64(len(b))
 }
 
-// parseDelta reads a said file's bytes: its entries, if it names the index
+// parseDelta reads a delta's bytes: its entries, if it names the index
 // whose sha256 is sum, and how many of its bytes are whole batches (0
 // where it names another index).
 func parseDelta(b []byte, sum [32]byte) (said []Delta, good int) {
@@ -99,8 +99,8 @@ func parseDeltaPayload(p []byte) ([]Delta, bool) {
 	return es, true
 }
 
-// AppendDelta appends a call's entries to the said file of the index at
-// path, whose sha256 is sum, synced: a said file that names another index
+// AppendDelta appends a call's entries to the delta of the index at
+// path, whose sha256 is sum, synced: a delta that names another index
 // is begun anew, a torn batch at its end cut off. It returns the file's
 // size after, or ErrDeltaFull where the batch would take it past MaxDelta:
 // the index is to be written whole then.
@@ -151,10 +151,10 @@ func AppendDelta(path string, sum [32]byte, said []Delta) (int64, error) {
 	return end, nil
 }
 
-// ErrDeltaFull: a said file would pass MaxDelta.
-var ErrDeltaFull = errors.New("the said file is full")
+// ErrDeltaFull: a delta would pass MaxDelta.
+var ErrDeltaFull = errors.New("the delta is full")
 
-// Lookup looks up paths in the index at path and its said file: a
+// Lookup looks up paths in the index at path and its delta: a
 // call that wrote a few files of a large tree reads the blocks of the index
 // its table of contents names for them, or, where it has none that
 // applies, reads the index a block at a time, checks it, and keeps only

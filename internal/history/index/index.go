@@ -72,7 +72,7 @@ type Index struct {
 }
 
 // Version tells one state of a tree's index from another without reading
-// it: the sha256 its file ends with, and the size of its said file.
+// it: the sha256 its file ends with, and the size of its delta.
 type Version struct {
 	Sum  [32]byte // the sha256 the index file ends with
 	Said int64    // the size of its delta
@@ -150,7 +150,7 @@ func (x *Index) Write(path string) error {
 	if err := os.Rename(f.Name(), path); err != nil {
 		return err
 	}
-	// What the said file held is in the index now; a said file left by a
+	// What the delta held is in the index now; a delta left by a
 	// kill here names the index before, and is not read.
 	_ = os.Remove(DeltaPath(path))
 	x.V, x.None = Version{Sum: [32]byte(sum)}, false
@@ -230,7 +230,7 @@ func indexSum(path string) [32]byte {
 	return sum
 }
 
-// Read reads an index file, and the entries its said file holds; a
+// Read reads an index file, and the entries its delta holds; a
 // missing one is an empty index, one that does not check is ErrCorrupt.
 func Read(path string) (*Index, error) {
 	b, err := os.ReadFile(path)

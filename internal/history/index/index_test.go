@@ -100,7 +100,7 @@ func FuzzIndex(f *testing.F) {
 
 // TestSaidFile: what a call said is appended beside the index, read with
 // it, and looked up without parsing the index whole; a torn batch ends
-// what is read and is cut off by the next append; a said file that names
+// what is read and is cut off by the next append; a delta that names
 // another index is not read; a whole write of the index folds it in; one
 // that would pass MaxDelta is refused.
 func TestSaidFile(t *testing.T) {
@@ -128,7 +128,7 @@ func TestSaidFile(t *testing.T) {
 	y, err := Read(p)
 	must(t, err)
 	if got := paths(y); got != "a:10 c:5 d/e:3" {
-		t.Fatalf("index and said file read as %s", got)
+		t.Fatalf("index and delta read as %s", got)
 	}
 	if v := VersionOf(p); y.V != v || v.Said != size {
 		t.Fatalf("version read %+v, on disk %+v, appended to %d", y.V, v, size)
@@ -151,7 +151,7 @@ func TestSaidFile(t *testing.T) {
 	must(t, err)
 	batch := int64(4 + 1 + 2 + len("d/e") + recLen + 32) // length, there, path, record, sha256
 	if fi, _ := os.Stat(DeltaPath(p)); fi.Size() != size2 || size2 != size+batch {
-		t.Fatalf("said file %d bytes, appended to %d: the torn batch is left after %d", fi.Size(), size2, size)
+		t.Fatalf("delta %d bytes, appended to %d: the torn batch is left after %d", fi.Size(), size2, size)
 	}
 	if y, err := Read(p); err != nil || paths(y) != "a:10 c:5" {
 		t.Fatalf("after the torn batch cut off: %v %v", paths(y), err)
@@ -167,18 +167,18 @@ func TestSaidFile(t *testing.T) {
 		}
 	}
 
-	// The index written whole: the said file goes; one a kill left behind
+	// The index written whole: the delta goes; one a kill left behind
 	// the rename names the old index, and is not read.
 	old := x.V.Sum
 	y, _ = Read(p)
 	must(t, y.Write(p))
 	if _, err := os.Stat(DeltaPath(p)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the said file is left: %v", err)
+		t.Fatalf("the delta is left: %v", err)
 	}
 	_, err = AppendDelta(p, old, []Delta{{Entry: Entry{Path: "a"}}})
 	must(t, err)
 	if y, err := Read(p); err != nil || paths(y) != "a:10 c:5" {
-		t.Fatalf("a said file of another index was read: %v %v", paths(y), err)
+		t.Fatalf("a delta of another index was read: %v %v", paths(y), err)
 	}
 
 	defer func(m int64) { MaxDelta = m }(MaxDelta)
@@ -188,7 +188,7 @@ func TestSaidFile(t *testing.T) {
 	}
 }
 
-// FuzzSaid: any bytes read as a said file give whole batches only, that
+// FuzzSaid: any bytes read as a delta give whole batches only, that
 // read the same when cut to them; never a panic.
 func FuzzSaid(f *testing.F) {
 	x := &Index{Entries: []Entry{{Path: "a", Mode: 0o100644, Size: 1}}}
