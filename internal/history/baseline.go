@@ -66,7 +66,7 @@ func (h *history) capture(ctx context.Context, tree string, idx *index.Index, n 
 				continue
 			}
 			sum := hashOf(content)
-			if err := h.store.put(content, sum); err != nil {
+			if err := h.store.Put(content, sum); err != nil {
 				return marked
 			}
 			e.Sum, e.Flags = sum, e.Flags|index.Stored

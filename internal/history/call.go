@@ -507,13 +507,13 @@ func (c *comparer) keep(content []byte, sum [32]byte) (bool, string) {
 	case int64(len(content)) > c.h.s.MaxFile:
 		return false, fmt.Sprintf("too large (%s; history keeps files of up to %s)", size(int64(len(content))), size(c.h.s.MaxFile))
 	}
-	if c.h.store.has(sum) {
+	if c.h.store.Has(sum) {
 		return true, ""
 	}
 	if c.budget.files <= 0 || int64(len(content)) > c.budget.bytes {
 		return false, "the call kept as much as it may (--history-max-call)"
 	}
-	if err := c.h.store.put(content, sum); err != nil {
+	if err := c.h.store.Put(content, sum); err != nil {
 		return false, "the store could not keep it: " + err.Error()
 	}
 	c.budget.files--
@@ -529,13 +529,13 @@ func (c *comparer) gone(old *index.Entry) (fileRecord, bool) {
 	}
 	if old.Sum != ([32]byte{}) {
 		fr.Pre = hex.EncodeToString(old.Sum[:])
-		fr.PreKept = old.Flags&index.Stored != 0 && c.h.store != nil && c.h.store.has(old.Sum)
+		fr.PreKept = old.Flags&index.Stored != 0 && c.h.store != nil && c.h.store.Has(old.Sum)
 	}
 	if !fr.Dir && !fr.PreKept {
 		fr.Why = c.notKept(old)
 	}
 	if fr.PreKept && old.IsReg() {
-		if pre, err := c.h.store.get(old.Sum); err == nil && isText(pre) {
+		if pre, err := c.h.store.Get(old.Sum); err == nil && isText(pre) {
 			n := text.LineCount(pre)
 			fr.Removed = &n
 		}
@@ -635,7 +635,7 @@ func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, fileRecord, boo
 	fr := fileRecord{Path: e.Path, Status: "M", PreMode: old.Mode, PostMode: e.Mode, Bytes: e.Size}
 	if old.Sum != ([32]byte{}) {
 		fr.Pre = hex.EncodeToString(old.Sum[:])
-		fr.PreKept = old.Flags&index.Stored != 0 && c.h.store != nil && c.h.store.has(old.Sum)
+		fr.PreKept = old.Flags&index.Stored != 0 && c.h.store != nil && c.h.store.Has(old.Sum)
 	}
 	if !fr.PreKept {
 		fr.Why = c.notKept(old)
@@ -647,7 +647,7 @@ func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, fileRecord, boo
 			fr.PostKept = true
 		}
 		if fr.PreKept && e.IsReg() && len(content) <= maxCounted && isText(content) {
-			if pre, err := c.h.store.get(old.Sum); err == nil && isText(pre) {
+			if pre, err := c.h.store.Get(old.Sum); err == nil && isText(pre) {
 				a, r := diff.Count(pre, content)
 				fr.Added, fr.Removed = &a, &r
 			}
@@ -800,7 +800,7 @@ func (h *history) syncStore() error {
 	if h.store == nil {
 		return nil
 	}
-	return h.store.sync()
+	return h.store.Sync()
 }
 
 // inTree is p's path from tree's top, "/" between names, where p is below

@@ -39,6 +39,7 @@ import (
 	"strings"
 	"time"
 	"toolkit/internal/history/index"
+	"toolkit/internal/history/pack"
 	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -114,7 +115,7 @@ type history struct {
 	dir   string
 	s     Settings
 	lock  *os.File
-	store *store
+	store *pack.Store
 }
 
 // open opens history/ in the state directory, and takes its lock.
@@ -145,11 +146,11 @@ func open(s Settings) (*history, error) {
 		}
 	}
 	if s.Mode == Undo {
-		if h.store, err = openStore(filepath.Join(h.dir, "packs"), storeCap(h.dir, s.StoreCap)); err != nil {
+		if h.store, err = pack.Open(filepath.Join(h.dir, "packs"), storeCap(h.dir, s.StoreCap)); err != nil {
 			h.close()
 			return nil, err
 		}
-		h.store.live = h.live
+		h.store.Live = h.live
 	}
 	return h, nil
 }
@@ -178,7 +179,7 @@ func lockWithin(f *os.File, wait time.Duration) error {
 func (h *history) close() error {
 	var err error
 	if h.store != nil {
-		err = h.store.close()
+		err = h.store.Close()
 	}
 	h.lock.Close() // the lock goes with it
 	return err

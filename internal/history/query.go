@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"toolkit/internal/history/pack"
 
 	"toolkit/internal/diff"
 	"toolkit/internal/outcome"
@@ -68,7 +69,7 @@ func (h *history) stillKept(files []fileRecord) []fileRecord {
 	}
 	for i := range files {
 		f := &files[i]
-		if f.PreKept && f.Why == "" && !h.store.hasHex(f.Pre) {
+		if f.PreKept && f.Why == "" && !h.store.HasHex(f.Pre) {
 			f.PreKept, f.Why = false, noLongerKept
 		}
 	}
@@ -222,10 +223,10 @@ func (h *history) content(sum string, none bool) ([]byte, bool) {
 	if sum == "" || h.store == nil {
 		return nil, false
 	}
-	s, ok := parseSum(sum)
+	s, ok := pack.ParseSum(sum)
 	if !ok {
 		return nil, false
 	}
-	b, err := h.store.get(s)
+	b, err := h.store.Get(s)
 	return b, err == nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"toolkit/internal/history/index"
+	"toolkit/internal/history/pack"
 
 	"toolkit/internal/diff"
 	"toolkit/internal/outcome"
@@ -344,7 +345,7 @@ type todo struct {
 // the content it gets back from the store.
 func (p *undoPlan) classify(look *looker, h *history, a UndoArgs, res *UndoResult) []todo {
 	nows := make([]replace.Seen, len(p.paths))
-	sideBySide(len(p.paths), func() func(int) {
+	pack.SideBySide(len(p.paths), func() func(int) {
 		return func(i int) { nows[i] = look.at(p.paths[i].path) }
 	})
 	contents := h.contentsOf(p.paths)
@@ -490,7 +491,7 @@ func (h *history) contentsOf(paths []*pathPlan) map[string][]byte {
 		if to.kind != regular && to.kind != symlink || !to.kept || seen[to.sum] {
 			continue
 		}
-		if sum, ok := parseSum(to.sum); ok {
+		if sum, ok := pack.ParseSum(to.sum); ok {
 			seen[to.sum] = true
 			want, hexes = append(want, sum), append(hexes, to.sum)
 		}
@@ -499,7 +500,7 @@ func (h *history) contentsOf(paths []*pathPlan) map[string][]byte {
 	if h.store == nil {
 		return out
 	}
-	got, errs := h.store.getAll(want)
+	got, errs := h.store.GetAll(want)
 	for i, b := range got {
 		if errs[i] == nil {
 			out[hexes[i]] = b
@@ -654,7 +655,7 @@ func (h *history) keepUndone(ctx context.Context, tree string, done []undone, se
 			}
 		}
 		e := index.Entry{Path: u.path, Mode: u.now.Mode, Size: u.now.Size, Mtime: u.now.Mtime, Ctime: u.now.Ctime, Ino: u.now.Ino, Dev: u.now.Dev}
-		if sum, ok := parseSum(u.now.SHA256); ok {
+		if sum, ok := pack.ParseSum(u.now.SHA256); ok {
 			e.Sum = sum
 			if came.PostKept {
 				e.Flags |= index.Stored

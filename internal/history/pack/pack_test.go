@@ -1,19 +1,41 @@
-package history
+package pack
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"toolkit/internal/history/index"
 )
+
+// keepIn puts data in s: its sha256, and what put said.
+func keepIn(s *Store, data []byte) ([32]byte, error) {
+	sum := sha256.Sum256(data)
+	return sum, s.Put(data, sum)
+}
+
+// nextPack makes s append to a pack of its own from its next put on.
+func nextPack(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.next(); err != nil {
+		t.Fatal(err)
+	}
+	s.curNum++
+	s.cur.Close()
+	s.curIdx.Close()
+	s.cur = nil
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
 
 // TestStoreTornTail: a pack or its records cut short (toolkit killed mid-
 // append) are cut back to their last whole frame when the store is opened,
@@ -21,7 +43,7 @@ import (
 // never another content; the oldest packs go first past the cap.
 func TestStoreTornTail(t *testing.T) {
 	dir := t.TempDir()
-	s, err := openStore(dir, 1<<30)
+	s, err := Open(dir, 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +58,7 @@ func TestStoreTornTail(t *testing.T) {
 	if again, _ := keepIn(s, []byte("content 0\n")); again != sums[0] || s.total != s.sizes[1] {
 		t.Fatal("a content twice")
 	}
-	if err := s.close(); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	pack, idx := filepath.Join(dir, "000001.pack"), filepath.Join(dir, "000001.idx")
@@ -44,32 +66,32 @@ func TestStoreTornTail(t *testing.T) {
 	if err := os.Truncate(pack, fi.Size()-3); err != nil { // the last frame torn
 		t.Fatal(err)
 	}
-	s, err = openStore(dir, 1<<30)
+	s, err = Open(dir, 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.has(sums[2]) || !s.has(sums[1]) {
+	if s.Has(sums[2]) || !s.Has(sums[1]) {
 		t.Fatal("the torn frame is kept, or the whole one before it is not")
 	}
-	if b, err := s.get(sums[1]); err != nil || string(b) != "content 1\n" {
+	if b, err := s.Get(sums[1]); err != nil || string(b) != "content 1\n" {
 		t.Fatalf("get: %q %v", b, err)
 	}
 	if fi, _ := os.Stat(idx); fi.Size() != 2*idxRecord {
 		t.Fatalf("records: %d bytes", fi.Size())
 	}
-	s.close()
+	s.Close()
 	b, _ := os.ReadFile(pack)
 	b[len(b)-2] ^= 1
 	os.WriteFile(pack, b, 0o600)
-	s, _ = openStore(dir, 1<<30)
-	if _, err := s.get(sums[1]); !errors.Is(err, index.ErrCorrupt) {
+	s, _ = Open(dir, 1<<30)
+	if _, err := s.Get(sums[1]); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("a corrupt frame: %v", err)
 	}
-	s.close()
+	s.Close()
 
 	// The cap: a new pack each time, the oldest dropped.
 	capDir := t.TempDir()
-	s, _ = openStore(capDir, 1)
+	s, _ = Open(capDir, 1)
 	first, _ := keepIn(s, []byte("first"))
 	s.next()
 	s.curNum++ // a pack of its own
@@ -77,31 +99,13 @@ func TestStoreTornTail(t *testing.T) {
 	s.curIdx.Close()
 	s.cur = nil
 	second, _ := keepIn(s, []byte("second"))
-	if err := s.sync(); err != nil {
+	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if s.has(first) || !s.has(second) {
-		t.Fatalf("the cap kept %v, dropped %v", s.has(first), !s.has(second))
+	if s.Has(first) || !s.Has(second) {
+		t.Fatalf("the cap kept %v, dropped %v", s.Has(first), !s.Has(second))
 	}
-	s.close()
-}
-
-// keepIn puts data in s: its sha256, and what put said.
-func keepIn(s *store, data []byte) ([32]byte, error) {
-	sum := hashOf(data)
-	return sum, s.put(data, sum)
-}
-
-// nextPack makes s append to a pack of its own from its next put on.
-func nextPack(t *testing.T, s *store) {
-	t.Helper()
-	if err := s.next(); err != nil {
-		t.Fatal(err)
-	}
-	s.curNum++
-	s.cur.Close()
-	s.curIdx.Close()
-	s.cur = nil
+	s.Close()
 }
 
 // TestStoreLooksOnDisk: a call that looks up a few contents reads only
@@ -110,7 +114,7 @@ func nextPack(t *testing.T, s *store) {
 // whole record only; past fewLooks lookups, every record is read.
 func TestStoreLooksOnDisk(t *testing.T) {
 	dir := t.TempDir()
-	s, err := openStore(dir, 1<<30)
+	s, err := Open(dir, 1<<30)
 	must(t, err)
 	var sums [][32]byte
 	for i := range 6 {
@@ -121,7 +125,7 @@ func TestStoreLooksOnDisk(t *testing.T) {
 		must(t, err)
 		sums = append(sums, sum)
 	}
-	must(t, s.close())
+	must(t, s.Close())
 	if got := s.packs(); !slices.Equal(got, []int{1, 2, 3}) {
 		t.Fatalf("packs %v", got)
 	}
@@ -132,12 +136,12 @@ func TestStoreLooksOnDisk(t *testing.T) {
 	fi, _ = os.Stat(s.packPath(2))
 	must(t, os.Truncate(s.packPath(2), fi.Size()-1))
 
-	s, err = openStore(dir, 1<<30)
+	s, err = Open(dir, 1<<30)
 	must(t, err)
-	defer s.close()
+	defer s.Close()
 	want := []bool{true, true, true, false, true, false}
 	for i, sum := range sums {
-		if got := s.has(sum); got != want[i] {
+		if got := s.Has(sum); got != want[i] {
 			t.Fatalf("content %d: has says %v", i, got)
 		}
 	}
@@ -153,13 +157,13 @@ func TestStoreLooksOnDisk(t *testing.T) {
 		t.Fatal("put anew: another sum, or every record read")
 	}
 	for range fewLooks {
-		s.has(sums[0])
+		s.Has(sums[0])
 	}
 	if !s.loaded {
 		t.Fatalf("%d lookups, and the records are still read from disk", fewLooks+len(sums))
 	}
 	for i, sum := range sums {
-		b, err := s.get(sum)
+		b, err := s.Get(sum)
 		if ok := err == nil && string(b) == fmt.Sprintf("content %d\n", i); ok != (i != 3) {
 			t.Fatalf("content %d read back as %q: %v", i, b, err)
 		}
@@ -170,9 +174,9 @@ func TestStoreLooksOnDisk(t *testing.T) {
 // gives back only contents whose sha256 checks, or nothing; never a panic.
 func FuzzPack(f *testing.F) {
 	dir := f.TempDir()
-	s, _ := openStore(dir, 1<<30)
+	s, _ := Open(dir, 1<<30)
 	keepIn(s, []byte("hello\n"))
-	s.close()
+	s.Close()
 	pack, _ := os.ReadFile(filepath.Join(dir, "000001.pack"))
 	idx, _ := os.ReadFile(filepath.Join(dir, "000001.idx"))
 	f.Add(pack, idx)
@@ -180,13 +184,13 @@ func FuzzPack(f *testing.F) {
 		d := t.TempDir()
 		os.WriteFile(filepath.Join(d, "000001.pack"), pack, 0o600)
 		os.WriteFile(filepath.Join(d, "000001.idx"), idx, 0o600)
-		s, err := openStore(d, 1<<30)
+		s, err := Open(d, 1<<30)
 		if err != nil {
 			return
 		}
-		defer s.close()
+		defer s.Close()
 		for sum := range s.locs {
-			if b, err := s.get(sum); err == nil && sha256.Sum256(b) != sum {
+			if b, err := s.Get(sum); err == nil && sha256.Sum256(b) != sum {
 				t.Fatal("a content that is not its sha256's")
 			}
 		}
@@ -198,7 +202,7 @@ func FuzzPack(f *testing.F) {
 // its own and leaves the others whole.
 func TestGetAll(t *testing.T) {
 	dir := t.TempDir()
-	s, err := openStore(dir, 1<<30)
+	s, err := Open(dir, 1<<30)
 	must(t, err)
 	var sums [][32]byte
 	var want [][]byte
@@ -211,8 +215,8 @@ func TestGetAll(t *testing.T) {
 		must(t, err)
 		sums, want = append(sums, sum), append(want, data)
 	}
-	must(t, s.sync())
-	sums, want = append(sums, hashOf([]byte("never kept"))), append(want, nil)
+	must(t, s.Sync())
+	sums, want = append(sums, sha256.Sum256([]byte("never kept"))), append(want, nil)
 	// A byte of the frame of content 7 changed.
 	l := s.locs[sums[7]]
 	f, err := os.OpenFile(s.packPath(l.pack), os.O_WRONLY, 0)
@@ -221,67 +225,14 @@ func TestGetAll(t *testing.T) {
 	must(t, err)
 	must(t, f.Close())
 	want[7] = nil
-	got, errs := s.getAll(sums)
+	got, errs := s.GetAll(sums)
 	for i := range sums {
-		one, oneErr := s.get(sums[i])
+		one, oneErr := s.Get(sums[i])
 		switch {
 		case want[i] == nil && (errs[i] == nil || oneErr == nil):
 			t.Fatalf("content %d read back: %v, %v", i, errs[i], oneErr)
 		case want[i] != nil && (errs[i] != nil || !bytes.Equal(got[i], want[i]) || !bytes.Equal(one, want[i])):
 			t.Fatalf("content %d: %v %v", i, errs[i], oneErr)
 		}
-	}
-}
-
-// TestStoreKeepsLive: past its cap the store lets go of its oldest pack,
-// but not of what is live there: the baseline's content of a file no call
-// changed since, which the next change of it needs, is copied out first,
-// and that change is restorable; what goes is said to have gone from the
-// store.
-func TestStoreKeepsLive(t *testing.T) {
-	was := maxPack
-	maxPack = 4 << 20
-	t.Cleanup(func() { maxPack = was })
-	s := settings()
-	s.StoreCap, s.MaxFile = 2_500_000, 500_000
-	dir := newTreeWith(t, map[string]string{"a.txt": "line1\nline2\n"}, s)
-	random := func(seed uint64) []byte {
-		b := make([]byte, 440_000)
-		rand.NewChaCha8([32]byte{byte(seed)}).Read(b)
-		return b
-	}
-	callWith(t, dir, s, func() {
-		for i := range 5 {
-			must(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("big%d.bin", i)), random(uint64(i)), 0o644))
-		}
-	})
-	callWith(t, dir, s, func() { must(t, os.WriteFile(filepath.Join(dir, "more.bin"), random(9), 0o644)) })
-	packs, _ := filepath.Glob(filepath.Join(os.Getenv("TOOLKIT_STATE"), "history", "packs", "*.pack"))
-	if len(packs) < 1 {
-		t.Fatalf("packs: %v", packs)
-	}
-	var total int64
-	for _, p := range packs {
-		fi, _ := os.Stat(p)
-		total += fi.Size()
-	}
-	if total > s.StoreCap {
-		t.Errorf("the store holds %d bytes, over its cap of %d", total, s.StoreCap)
-	}
-	ch := callWith(t, dir, s, func() {
-		f, err := os.OpenFile(filepath.Join(dir, "a.txt"), os.O_APPEND|os.O_WRONLY, 0)
-		must(t, err)
-		f.WriteString("line3\n")
-		f.Close()
-	})
-	if len(ch.Files) != 1 || !ch.Files[0].Restorable {
-		t.Fatalf("the change of a file the baseline kept: %+v", ch.Files)
-	}
-	res, _, err := UndoCalls(context.Background(), UndoArgs{Call: ch.Call}, s)
-	if err != nil || len(res.Restored) != 1 {
-		t.Fatalf("undo: %+v %v", res, err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "line1\nline2\n" {
-		t.Fatalf("a.txt: %q", b)
 	}
 }

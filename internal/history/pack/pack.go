@@ -1,4 +1,8 @@
-package history
+// Package pack is history's store: whole contents by their sha256, each
+// once, compressed with flate at level 1, in append-only packs with their
+// records; bounded by a cap past which the oldest packs go, what is live in
+// them copied out first.
+package pack
 
 import (
 	"bytes"
@@ -16,12 +20,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"toolkit/internal/history/index"
 
 	"golang.org/x/sys/unix"
 )
 
-// store keeps whole contents by their sha256, each once, compressed with
+// Store keeps whole contents by their sha256, each once, compressed with
 // flate at level 1, in append-only packs: packs/N.pack holds frames
 //
 //	"TKB1" sha256[32] rawLen[4] compLen[4] deflated[compLen]
@@ -30,12 +33,12 @@ import (
 //
 //	sha256[32] pack[4] offset[8] compLen[4]
 //
-// A pack is at most maxPack bytes; the oldest pack goes first when the
+// A pack is at most MaxPack bytes; the oldest pack goes first when the
 // store is over its cap, and what was in it is no longer undoable. A torn
 // tail (toolkit killed mid-append) is cut when the store is opened: an idx
 // record whose frame is not whole in its pack, and the pack's bytes after
 // its last whole frame. Nothing is read back without its sha256 checking.
-type store struct {
+type Store struct {
 	dir   string
 	cap   int64
 	locs  map[[32]byte]loc
@@ -65,7 +68,7 @@ type store struct {
 
 	// live, when set, is what trim keeps: the contents still needed, up
 	// to about the bytes given.
-	live     func(upTo int64) map[[32]byte]bool
+	Live     func(upTo int64) map[[32]byte]bool
 	trimming bool
 }
 
@@ -84,23 +87,23 @@ const (
 	idxRecord   = 48
 )
 
-// maxPack bounds a pack; a test makes it smaller.
-var maxPack int64 = 64 << 20
+// MaxPack bounds a pack; a test makes it smaller.
+var MaxPack int64 = 64 << 20
 
 var frameMagic = []byte("TKB1")
 
 // openStore opens the store in dir, capped at cap bytes; the torn tails
 // are cut when its records are first read.
-func openStore(dir string, cap int64) (*store, error) {
+func Open(dir string, cap int64) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	return &store{dir: dir, cap: cap, locs: map[[32]byte]loc{}, sizes: map[int]int64{}, readers: map[int]*os.File{}}, nil
+	return &Store{dir: dir, cap: cap, locs: map[[32]byte]loc{}, sizes: map[int]int64{}, readers: map[int]*os.File{}}, nil
 }
 
 // ensure reads every pack's records, once (anew, where ensureTail read
 // some: what was appended since is in the records on disk).
-func (s *store) ensure() error {
+func (s *Store) ensure() error {
 	if !s.loaded {
 		s.loaded = true
 		clear(s.locs)
@@ -118,7 +121,7 @@ func (s *store) ensure() error {
 
 // ensureTail reads the last pack's records, cutting its torn tail, and
 // the other packs' sizes, once: enough to append to the store.
-func (s *store) ensureTail() error {
+func (s *Store) ensureTail() error {
 	if s.tail || s.loaded {
 		return s.loadErr
 	}
@@ -139,7 +142,7 @@ func (s *store) ensureTail() error {
 }
 
 // packs are the numbers of the packs there are, oldest first.
-func (s *store) packs() []int {
+func (s *Store) packs() []int {
 	names, _ := filepath.Glob(filepath.Join(s.dir, "*.idx"))
 	var out []int
 	for _, name := range names {
@@ -151,11 +154,11 @@ func (s *store) packs() []int {
 	return out
 }
 
-func (s *store) packPath(n int) string { return filepath.Join(s.dir, fmt.Sprintf("%06d.pack", n)) }
-func (s *store) idxPath(n int) string  { return filepath.Join(s.dir, fmt.Sprintf("%06d.idx", n)) }
+func (s *Store) packPath(n int) string { return filepath.Join(s.dir, fmt.Sprintf("%06d.pack", n)) }
+func (s *Store) idxPath(n int) string  { return filepath.Join(s.dir, fmt.Sprintf("%06d.idx", n)) }
 
 // load reads pack n's records, cutting a torn tail from both files.
-func (s *store) load(n int) error {
+func (s *Store) load(n int) error {
 	f, err := os.Open(s.idxPath(n))
 	if err != nil {
 		return err
@@ -195,7 +198,7 @@ func (s *store) load(n int) error {
 // whole one (its frame within the pack's size bytes, right after the one
 // before) to each until each says stop. It returns how many bytes of
 // records and of the pack are whole.
-func (s *store) records(r io.Reader, n int, size int64, each func(sum [32]byte, l loc) bool) (good, end int64, err error) {
+func (s *Store) records(r io.Reader, n int, size int64, each func(sum [32]byte, l loc) bool) (good, end int64, err error) {
 	if s.buf == nil {
 		s.buf = make([]byte, 1024*idxRecord)
 	}
@@ -223,7 +226,7 @@ func (s *store) records(r io.Reader, n int, size int64, each func(sum [32]byte, 
 }
 
 // holds looks through pack n's records on disk for sum, keeping none.
-func (s *store) holds(n int, sum [32]byte) bool {
+func (s *Store) holds(n int, sum [32]byte) bool {
 	f, err := os.Open(s.idxPath(n))
 	if err != nil {
 		return false
@@ -241,7 +244,7 @@ func (s *store) holds(n int, sum [32]byte) bool {
 // contents a call looks up, through the packs' records on disk, where a
 // call that writes one file of a large tree would read them all into
 // memory (4-15 ms in Go's source tree, its baseline kept).
-func (s *store) has(sum [32]byte) bool {
+func (s *Store) Has(sum [32]byte) bool {
 	if !s.loaded && s.looks < fewLooks {
 		s.looks++
 		if s.ensureTail() != nil {
@@ -265,13 +268,13 @@ func (s *store) has(sum [32]byte) bool {
 }
 
 // hasHex is has for a sha256 in hex; false for one that is not.
-func (s *store) hasHex(sum string) bool {
-	k, ok := parseSum(sum)
-	return ok && s.has(k)
+func (s *Store) HasHex(sum string) bool {
+	k, ok := ParseSum(sum)
+	return ok && s.Has(k)
 }
 
-// parseSum is a sha256 written in hex, as the log holds it.
-func parseSum(sum string) ([32]byte, bool) {
+// ParseSum is a sha256 written in hex, as the log holds it.
+func ParseSum(sum string) ([32]byte, bool) {
 	b, err := hex.DecodeString(sum)
 	if err != nil || len(b) != 32 {
 		return [32]byte{}, false
@@ -280,11 +283,11 @@ func parseSum(sum string) ([32]byte, bool) {
 }
 
 // put keeps data, whose sha256 is sum, if it is not kept already.
-func (s *store) put(data []byte, sum [32]byte) error {
+func (s *Store) Put(data []byte, sum [32]byte) error {
 	if err := s.ensureTail(); err != nil {
 		return err
 	}
-	if s.has(sum) {
+	if s.Has(sum) {
 		return nil
 	}
 	s.comp.Reset()
@@ -308,8 +311,8 @@ func (s *store) put(data []byte, sum [32]byte) error {
 
 // appendFrame appends a whole frame, the content of sum, to the pack being
 // appended to, and its record after it.
-func (s *store) appendFrame(frame []byte, sum [32]byte) error {
-	if s.cur == nil || s.sizes[s.curNum]+int64(len(frame)) > maxPack {
+func (s *Store) appendFrame(frame []byte, sum [32]byte) error {
+	if s.cur == nil || s.sizes[s.curNum]+int64(len(frame)) > MaxPack {
 		if err := s.next(); err != nil {
 			return err
 		}
@@ -336,7 +339,7 @@ func (s *store) appendFrame(frame []byte, sum [32]byte) error {
 
 // syncAppended makes what was appended durable: the pack first, then its
 // records.
-func (s *store) syncAppended() error {
+func (s *Store) syncAppended() error {
 	if err := unix.Fdatasync(int(s.cur.Fd())); err != nil {
 		return err
 	}
@@ -349,16 +352,16 @@ func (s *store) syncAppended() error {
 
 // next opens a new pack to append to: the last one while it has room, else
 // one after it.
-func (s *store) next() error {
+func (s *Store) next() error {
 	if s.cur != nil {
-		if err := s.sync(); err != nil {
+		if err := s.Sync(); err != nil {
 			return err
 		}
 		s.cur.Close()
 		s.curIdx.Close()
 		s.cur, s.curIdx = nil, nil
 	}
-	if s.curNum == 0 || s.sizes[s.curNum] >= maxPack/2 {
+	if s.curNum == 0 || s.sizes[s.curNum] >= MaxPack/2 {
 		s.curNum++
 	}
 	p, err := os.OpenFile(s.packPath(s.curNum), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -376,7 +379,7 @@ func (s *store) next() error {
 
 // sync makes what was appended durable: the packs first, then their
 // records. It then keeps the store within its cap.
-func (s *store) sync() error {
+func (s *Store) Sync() error {
 	if !s.dirty {
 		return nil
 	}
@@ -393,18 +396,18 @@ func (s *store) sync() error {
 }
 
 // trim keeps the store within its cap, as restic prune does: the oldest
-// packs go first, but what is live in one (s.live: the contents the
+// packs go first, but what is live in one (s.Live: the contents the
 // trees' indexes keep for the next change of each file, the pre-images
 // of the newest calls) is copied to the pack being appended to before it
 // goes, so that only old calls lose their undo. The one being appended to
 // stays.
-func (s *store) trim() error {
+func (s *Store) trim() error {
 	if err := s.ensure(); err != nil {
 		return err
 	}
 	var live map[[32]byte]bool
-	if s.live != nil {
-		live = s.live(s.cap * 3 / 4)
+	if s.Live != nil {
+		live = s.Live(s.cap * 3 / 4)
 	}
 	for _, n := range s.packs() {
 		if s.total <= s.cap {
@@ -446,7 +449,7 @@ func (s *store) trim() error {
 
 // copyFrame appends the frame of sum at l, checked, to the pack being
 // appended to: its new place.
-func (s *store) copyFrame(sum [32]byte, l loc) error {
+func (s *Store) copyFrame(sum [32]byte, l loc) error {
 	f, _, err := s.locate(sum)
 	if err != nil {
 		return err
@@ -456,13 +459,13 @@ func (s *store) copyFrame(sum [32]byte, l loc) error {
 		return err
 	}
 	if !bytes.Equal(frame[:4], frameMagic) || !bytes.Equal(frame[4:36], sum[:]) || binary.LittleEndian.Uint32(frame[40:]) != l.n {
-		return fmt.Errorf("pack %d at %d: %w", l.pack, l.off, index.ErrCorrupt)
+		return fmt.Errorf("pack %d at %d: %w", l.pack, l.off, ErrCorrupt)
 	}
 	return s.appendFrame(frame, sum)
 }
 
 // get reads back the content of sum, checking its sha256.
-func (s *store) get(sum [32]byte) ([]byte, error) {
+func (s *Store) Get(sum [32]byte) ([]byte, error) {
 	f, l, err := s.locate(sum)
 	if err != nil {
 		return nil, err
@@ -476,13 +479,13 @@ func (s *store) get(sum [32]byte) ([]byte, error) {
 // getAll is the contents of sums, as get reads them, read side by side:
 // an undo of many files inflates and checks each. A content that cannot
 // be read back is nil, with its error.
-func (s *store) getAll(sums [][32]byte) ([][]byte, []error) {
+func (s *Store) GetAll(sums [][32]byte) ([][]byte, []error) {
 	out, errs := make([][]byte, len(sums)), make([]error, len(sums))
 	files, locs := make([]*os.File, len(sums)), make([]loc, len(sums))
 	for i, sum := range sums {
 		files[i], locs[i], errs[i] = s.locate(sum)
 	}
-	sideBySide(len(sums), func() func(int) {
+	SideBySide(len(sums), func() func(int) {
 		zr := flate.NewReader(bytes.NewReader(nil))
 		return func(i int) {
 			if errs[i] == nil {
@@ -493,10 +496,10 @@ func (s *store) getAll(sums [][32]byte) ([][]byte, []error) {
 	return out, errs
 }
 
-// sideBySide runs each(i) for every i below n, on as many goroutines as
+// SideBySide runs each(i) for every i below n, on as many goroutines as
 // there are CPUs to run them; worker makes each goroutine's each (with an
 // inflater of its own, say).
-func sideBySide(n int, worker func() func(i int)) {
+func SideBySide(n int, worker func() func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), n) {
@@ -515,13 +518,13 @@ func sideBySide(n int, worker func() func(i int)) {
 }
 
 // locate is the pack that holds sum's frame, open, and where in it.
-func (s *store) locate(sum [32]byte) (*os.File, loc, error) {
+func (s *Store) locate(sum [32]byte) (*os.File, loc, error) {
 	if err := s.ensure(); err != nil {
 		return nil, loc{}, err
 	}
 	l, ok := s.locs[sum]
 	if !ok {
-		return nil, loc{}, errNotStored
+		return nil, loc{}, ErrNotStored
 	}
 	f := s.readers[l.pack]
 	if f == nil {
@@ -542,7 +545,7 @@ func inflate(f *os.File, l loc, sum [32]byte, zr io.ReadCloser) ([]byte, error) 
 		return nil, fmt.Errorf("pack %d: %w", l.pack, err)
 	}
 	if !bytes.Equal(frame[:4], frameMagic) || !bytes.Equal(frame[4:36], sum[:]) || binary.LittleEndian.Uint32(frame[40:]) != l.n {
-		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, index.ErrCorrupt)
+		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, ErrCorrupt)
 	}
 	raw := int64(binary.LittleEndian.Uint32(frame[36:]))
 	// One inflater for many contents (a new one costs its 32 KiB window),
@@ -555,16 +558,19 @@ func inflate(f *os.File, l loc, sum [32]byte, zr io.ReadCloser) ([]byte, error) 
 	_, err := buf.ReadFrom(io.LimitReader(zr, raw+1))
 	out := buf.Bytes()
 	if err != nil || int64(len(out)) != raw || sha256.Sum256(out) != sum {
-		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, index.ErrCorrupt)
+		return nil, fmt.Errorf("pack %d at %d: %w", l.pack, l.off, ErrCorrupt)
 	}
 	return out, nil
 }
 
-var errNotStored = errors.New("not in the store")
+var ErrNotStored = errors.New("not in the store")
+
+// ErrCorrupt is a frame that does not read back as toolkit wrote it.
+var ErrCorrupt = errors.New("corrupt")
 
 // close syncs and closes the store.
-func (s *store) close() error {
-	err := s.sync()
+func (s *Store) Close() error {
+	err := s.Sync()
 	if s.cur != nil {
 		s.cur.Close()
 		s.curIdx.Close()
@@ -575,55 +581,12 @@ func (s *store) close() error {
 	return err
 }
 
-// live is what the store's trim keeps, up to about upTo bytes of it: the
-// pre-images of the newest calls, newest first, within half of it (what
-// their undo needs); then the contents the trees' indexes keep for the
-// next change of each file (the baseline among them), the smallest first
-// (what the next change of most files needs).
-func (h *history) live(upTo int64) map[[32]byte]bool {
-	s := h.store
-	out := map[[32]byte]bool{}
-	var size int64
-	take := func(sum [32]byte, limit int64) bool {
-		l, ok := s.locs[sum]
-		if !ok || out[sum] {
-			return true
-		}
-		if size+frameHeader+int64(l.n) > limit {
-			return false
-		}
-		out[sum] = true
-		size += frameHeader + int64(l.n)
-		return true
+// Size is how many bytes the content of sum takes in the store, its frame
+// whole; false where it is not there.
+func (s *Store) Size(sum [32]byte) (int64, bool) {
+	if s.ensure() != nil {
+		return 0, false
 	}
-	if byN, order, err := h.calls(); err == nil {
-	calls:
-		for _, n := range slices.Backward(order) {
-			for _, f := range byN[n].files() {
-				if sum, ok := parseSum(f.Pre); ok && f.PreKept && !take(sum, upTo/2) {
-					break calls
-				}
-			}
-		}
-	}
-	var roots [][32]byte
-	names, _ := filepath.Glob(filepath.Join(h.dir, "trees", "*.index"))
-	for _, name := range names {
-		idx, err := index.Read(name)
-		if err != nil {
-			continue
-		}
-		for _, e := range idx.Entries {
-			if e.Flags&index.Stored != 0 {
-				roots = append(roots, e.Sum)
-			}
-		}
-	}
-	slices.SortFunc(roots, func(a, b [32]byte) int { return int(s.locs[a].n) - int(s.locs[b].n) })
-	for _, sum := range roots {
-		if !take(sum, upTo) {
-			break
-		}
-	}
-	return out
+	l, ok := s.locs[sum]
+	return frameHeader + int64(l.n), ok
 }
