@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"toolkit/internal/history/log"
 	"toolkit/internal/outcome"
 )
 
@@ -147,12 +148,12 @@ func BenchmarkLog(b *testing.B) {
 		b.Fatal(err)
 	}
 	at := time.Now()
-	files := make([]fileRecord, 1000)
+	files := make([]log.File, 1000)
 	for i := range files {
-		files[i] = fileRecord{Path: fmt.Sprintf("d%d/f%03d.txt", i/100, i), Status: "M", Pre: strings.Repeat("a", 64), Post: strings.Repeat("b", 64), PreKept: true, PostKept: true}
+		files[i] = log.File{Path: fmt.Sprintf("d%d/f%03d.txt", i/100, i), Status: "M", Pre: strings.Repeat("a", 64), Post: strings.Repeat("b", 64), PreKept: true, PostKept: true}
 	}
 	for n := range int64(40) {
-		if h.appendRecord(record{Call: n + 1, Tree: "/t", Tool: "shell", Begin: &at}) != nil || h.appendRecord(record{Call: n + 1, End: &at, Files: files}) != nil {
+		if log.Append(h.dir, log.Record{Call: n + 1, Tree: "/t", Tool: "shell", Begin: &at}) != nil || log.Append(h.dir, log.Record{Call: n + 1, End: &at, Files: files}) != nil {
 			b.Fatal("cannot append")
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"toolkit/internal/history/index"
+	"toolkit/internal/history/log"
 
 	"toolkit/internal/diff"
 	"toolkit/internal/jobs"
@@ -32,11 +33,11 @@ type Call struct {
 	head  string
 	began time.Time
 
-	outside []fileRecord // found by the scan before the call
-	since   int64        // the call on the tree before them
-	jobs    []string     // the jobs that ran in the tree since it
-	undid   []int64      // an undo's: the calls it took back
-	undone  []undone     // an undo's: what it changed, read back
+	outside []log.File // found by the scan before the call
+	since   int64      // the call on the tree before them
+	jobs    []string   // the jobs that ran in the tree since it
+	undid   []int64    // an undo's: the calls it took back
+	undone  []undone   // an undo's: what it changed, read back
 
 	// The tree's index as the scan before left it: End reads the file
 	// again only if another call wrote it since.
@@ -63,13 +64,13 @@ func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call
 		return nil, err
 	}
 	c := &Call{N: n, tree: tree, tool: tool, scan: scan, s: s, began: now(), head: gitHead(tree)}
-	if err := h.appendRecord(record{Call: n, Tree: tree, Tool: tool, Begin: &c.began}); err != nil {
+	if err := log.Append(h.dir, log.Record{Call: n, Tree: tree, Tool: tool, Begin: &c.began}); err != nil {
 		return nil, err
 	}
-	if err := h.opened(n, tree); err != nil {
+	if err := log.MarkOpen(h.dir, n, tree); err != nil {
 		return nil, err
 	}
-	running, interrupted := h.openCalls(tree)
+	running, interrupted := log.OpenCalls(h.dir, tree)
 	if !scan && len(interrupted) == 0 {
 		return c, nil
 	}
@@ -90,12 +91,12 @@ func Begin(ctx context.Context, tool, tree string, scan bool, s Settings) (*Call
 		end := now()
 		last := interrupted[len(interrupted)-1]
 		for _, m := range interrupted {
-			r := record{Call: m, End: &end, Interrupted: true}
+			r := log.Record{Call: m, End: &end, Interrupted: true}
 			if m == last {
 				r.Files = files
 			}
-			_ = h.appendRecord(r)
-			h.closed(m)
+			_ = log.Append(h.dir, r)
+			log.Closed(h.dir, m)
 			h.dropView(tree, m)
 		}
 		h.setLast(tree, last)
@@ -121,7 +122,7 @@ func Said(ctx context.Context, tool, tree string, s Settings, began time.Time, w
 	if err != nil {
 		return nil, err
 	}
-	running, interrupted := h.openCalls(tree)
+	running, interrupted := log.OpenCalls(h.dir, tree)
 	if len(interrupted) > 0 {
 		h.close()
 		c, err := Begin(ctx, tool, tree, false, s)
@@ -144,12 +145,12 @@ func Said(ctx context.Context, tool, tree string, s Settings, began time.Time, w
 		return nil, err
 	}
 	end := now()
-	r := record{Call: n, Tree: tree, Tool: tool, Begin: &began, End: &end, Files: files, During: running, Said: true}
-	if err := h.appendRecord(r); err != nil {
+	r := log.Record{Call: n, Tree: tree, Tool: tool, Begin: &began, End: &end, Files: files, During: running, Said: true}
+	if err := log.Append(h.dir, r); err != nil {
 		return nil, err
 	}
 	h.setLast(tree, n)
-	return r.changes(), nil
+	return changesOf(r), nil
 }
 
 // wholeEvery: a call's first scan walks the whole tree when it was last
@@ -166,7 +167,7 @@ var wholeEvery = time.Minute
 // read. first says the tree had no index (or none that could be read): it
 // is made, and no change is said. before is the scan before a call's
 // command.
-func (h *history) scan(ctx context.Context, tree string, idx *index.Index, before bool, self int64, whole bool) (next *index.Index, files []fileRecord, first bool, err error) {
+func (h *history) scan(ctx context.Context, tree string, idx *index.Index, before bool, self int64, whole bool) (next *index.Index, files []log.File, first bool, err error) {
 	if idx == nil {
 		_, err := os.Lstat(h.indexPath(tree))
 		first = err != nil
@@ -308,7 +309,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 		return nil, err
 	}
 	defer func() { h.close() }()
-	defer h.closed(c.N)
+	defer log.Closed(h.dir, c.N)
 	defer h.dropView(c.tree, c.N)
 	idx, view := c.idx, h.view(c.tree, c.N)
 	switch {
@@ -317,7 +318,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 	case idx != nil && idx.V != index.VersionOf(h.indexPath(c.tree)):
 		idx = nil // another wrote only what it captured
 	}
-	var files []fileRecord
+	var files []log.File
 	switch {
 	case c.scan:
 		if _, files, _, err = h.scan(ctx, c.tree, idx, false, c.N, view != nil); err != nil {
@@ -345,9 +346,9 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 		}
 		overlapped = true
 	}
-	running, _ := h.openCalls(c.tree)
+	running, _ := log.OpenCalls(h.dir, c.tree)
 	end := now()
-	r := record{Call: c.N, End: &end, Files: files, Outside: c.outside, Since: c.since, Jobs: c.jobs, Git: moved(c.head, gitHead(c.tree)), Undid: c.undid, Interrupted: stopped, Said: !c.scan}
+	r := log.Record{Call: c.N, End: &end, Files: files, Outside: c.outside, Since: c.since, Jobs: c.jobs, Git: moved(c.head, gitHead(c.tree)), Undid: c.undid, Interrupted: stopped, Said: !c.scan}
 	for _, m := range running {
 		if m != c.N {
 			r.During = append(r.During, m)
@@ -373,15 +374,15 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 	if err := h.syncStore(); err != nil {
 		return nil, err
 	}
-	if err := h.appendRecord(r); err != nil {
+	if err := log.Append(h.dir, r); err != nil {
 		return nil, err
 	}
 	h.setLast(c.tree, c.N)
-	return r.changes(), nil
+	return changesOf(r), nil
 }
 
-// changes is what the model is told of a call's record.
-func (r record) changes() *outcome.Changes {
+// changesOf is what the model is told of a call's record.
+func changesOf(r log.Record) *outcome.Changes {
 	ch := &outcome.Changes{Call: r.Call, Files: changed(r.Files), During: r.During, Git: r.Git, Interrupted: r.Interrupted}
 	if ch.Files == nil {
 		ch.Files = []outcome.ChangedFile{}
@@ -396,7 +397,7 @@ func (r record) changes() *outcome.Changes {
 // what changed. first makes the index of a tree seen for the first time:
 // no change is said then. With only, what the tree's keeper saw change,
 // only the directories it names are walked.
-func (h *history) rescan(ctx context.Context, tree string, idx *index.Index, first bool, only *dirty) (*index.Index, []fileRecord, error) {
+func (h *history) rescan(ctx context.Context, tree string, idx *index.Index, first bool, only *dirty) (*index.Index, []log.File, error) {
 	began := now()
 	now, err := walkTree(ctx, tree, h.skip(tree), only)
 	if err != nil {
@@ -433,7 +434,7 @@ func (h *history) rescan(ctx context.Context, tree string, idx *index.Index, fir
 	}
 	defer r.Close()
 	cmp := comparer{h: h, r: r, budget: budget{bytes: h.s.MaxCallBytes, files: h.s.MaxCallFiles}}
-	var files []fileRecord
+	var files []log.File
 	// The added directories that gain BigDir files or more are one entry.
 	big := bigDirs(idx, now, h.s.BigDir)
 	i, j := 0, 0
@@ -522,8 +523,8 @@ func (c *comparer) keep(content []byte, sum [32]byte) (bool, string) {
 }
 
 // gone is a path that is no longer there.
-func (c *comparer) gone(old *index.Entry) (fileRecord, bool) {
-	fr := fileRecord{Path: old.Path, Status: "D", Dir: old.IsDir(), Heavy: old.Flags&index.Heavy != 0, PreMode: old.Mode, Bytes: old.Size}
+func (c *comparer) gone(old *index.Entry) (log.File, bool) {
+	fr := log.File{Path: old.Path, Status: "D", Dir: old.IsDir(), Heavy: old.Flags&index.Heavy != 0, PreMode: old.Mode, Bytes: old.Size}
 	if fr.Heavy {
 		fr.Why = heavyWhy
 	}
@@ -562,9 +563,9 @@ func (c *comparer) notKept(e *index.Entry) string {
 }
 
 // came is a path that was not there: its entry, and its record.
-func (c *comparer) came(s *seen, big map[string]int) (index.Entry, fileRecord, bool) {
+func (c *comparer) came(s *seen, big map[string]int) (index.Entry, log.File, bool) {
 	e := s.Entry
-	fr := fileRecord{Path: e.Path, Status: "A", Dir: e.IsDir(), Heavy: e.Flags&index.Heavy != 0, PostMode: e.Mode, Bytes: e.Size}
+	fr := log.File{Path: e.Path, Status: "A", Dir: e.IsDir(), Heavy: e.Flags&index.Heavy != 0, PostMode: e.Mode, Bytes: e.Size}
 	if fr.Heavy {
 		fr.Why = heavyWhy
 	}
@@ -592,11 +593,11 @@ func (c *comparer) came(s *seen, big map[string]int) (index.Entry, fileRecord, b
 
 // same is a path there before and after: unchanged when its stat is (and
 // it was not racy), or when its content and mode are.
-func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, fileRecord, bool) {
+func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, log.File, bool) {
 	e := s.Entry
 	if index.SameStat(old, &e) && old.Flags&index.Racy == 0 {
 		e.Sum, e.Flags = old.Sum, e.Flags&^index.Stored|old.Flags&index.Stored
-		return e, fileRecord{}, false
+		return e, log.File{}, false
 	}
 	if index.SameStat(old, &e) && !old.IsDir() && (old.Sum == [32]byte{} || s.IsReg() && s.Size > maxHash) {
 		// index.Racy, and never hashed (a file of a big directory, one too large
@@ -605,17 +606,17 @@ func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, fileRecord, boo
 		if content, ok := s.content(c.r); ok && content != nil {
 			e.Sum = hashOf(content)
 		}
-		return e, fileRecord{}, false
+		return e, log.File{}, false
 	}
 	if e.IsDir() && old.IsDir() {
 		if e.Flags&index.Heavy == 0 {
 			if e.Mode == old.Mode {
-				return e, fileRecord{}, false // its entries say what changed in it
+				return e, log.File{}, false // its entries say what changed in it
 			}
 			// chmod of the directory itself: undo takes it back.
-			return e, fileRecord{Path: e.Path, Status: "M", Dir: true, PreMode: old.Mode, PostMode: e.Mode}, true
+			return e, log.File{Path: e.Path, Status: "M", Dir: true, PreMode: old.Mode, PostMode: e.Mode}, true
 		}
-		fr := fileRecord{Path: e.Path, Status: "M", Dir: true, Heavy: true, Why: heavyWhy}
+		fr := log.File{Path: e.Path, Status: "M", Dir: true, Heavy: true, Why: heavyWhy}
 		return e, fr, !index.SameStat(old, &e)
 	}
 	content, ok := s.content(c.r)
@@ -623,16 +624,16 @@ func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, fileRecord, boo
 		// Changed again while it was read: the next scan looks at it.
 		e.Flags |= index.Racy
 		e.Sum, e.Flags = old.Sum, e.Flags|old.Flags&index.Stored
-		return e, fileRecord{}, false
+		return e, log.File{}, false
 	}
 	if content != nil {
 		e.Sum = hashOf(content)
 	}
 	if content != nil && e.Sum == old.Sum && e.Mode == old.Mode {
 		e.Flags |= old.Flags & index.Stored
-		return e, fileRecord{}, false
+		return e, log.File{}, false
 	}
-	fr := fileRecord{Path: e.Path, Status: "M", PreMode: old.Mode, PostMode: e.Mode, Bytes: e.Size}
+	fr := log.File{Path: e.Path, Status: "M", PreMode: old.Mode, PostMode: e.Mode, Bytes: e.Size}
 	if old.Sum != ([32]byte{}) {
 		fr.Pre = hex.EncodeToString(old.Sum[:])
 		fr.PreKept = old.Flags&index.Stored != 0 && c.h.store != nil && c.h.store.Has(old.Sum)
@@ -703,11 +704,11 @@ func topOf[V any](p string, dirs map[string]V) string {
 
 // collapse makes each big directory's records one: "A build/ (12,345
 // files, 180 MB, not kept)".
-func collapse(files []fileRecord, big map[string]int) []fileRecord {
+func collapse(files []log.File, big map[string]int) []log.File {
 	if len(big) == 0 {
 		return files
 	}
-	var out []fileRecord
+	var out []log.File
 	bytes := map[string]int64{}
 	for _, f := range files {
 		if d := topOf(f.Path, big); d != "" {
@@ -732,7 +733,7 @@ func collapse(files []fileRecord, big map[string]int) []fileRecord {
 // it since; else only the paths' entries are looked up, and the new ones
 // appended to its delta. A tree with no index yet (or none that
 // checks) gets none here: its first scan makes it whole.
-func (h *history) keepSaid(ctx context.Context, tree string, idx *index.Index, began time.Time, wrote []outcome.Wrote, self int64) ([]fileRecord, error) {
+func (h *history) keepSaid(ctx context.Context, tree string, idx *index.Index, began time.Time, wrote []outcome.Wrote, self int64) ([]log.File, error) {
 	path := h.indexPath(tree)
 	var old func(string) *index.Entry
 	var indexed bool
@@ -816,10 +817,10 @@ func inTree(tree, p string) (string, bool) {
 // said makes the records of the files a call said it wrote, their contents
 // before and after kept as they are, and the paths' entries from their
 // stat now. old is a path's entry before the call, or nil.
-func (h *history) said(ctx context.Context, tree string, old func(rel string) *index.Entry, wrote []outcome.Wrote) ([]fileRecord, []index.Delta) {
+func (h *history) said(ctx context.Context, tree string, old func(rel string) *index.Entry, wrote []outcome.Wrote) ([]log.File, []index.Delta) {
 	cmp := comparer{h: h, budget: budget{bytes: h.s.MaxCallBytes, files: h.s.MaxCallFiles}}
 	skip := h.skip(tree)
-	var files []fileRecord
+	var files []log.File
 	var said []index.Delta
 	for _, w := range wrote {
 		rel, ok := inTree(tree, w.Path)
@@ -827,7 +828,7 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *i
 			continue // outside the tree
 		}
 		old := old(rel)
-		fr := fileRecord{Path: rel}
+		fr := log.File{Path: rel}
 		switch {
 		case !w.Existed && !w.Exists:
 			continue
@@ -905,7 +906,7 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *i
 // where the file system says when a directory was born, it was born once
 // the call had begun (an empty one made by hand since the last scan is not
 // the call's).
-func dirsOf(ctx context.Context, tree, skip string, old func(string) *index.Entry, began time.Time, files []fileRecord, said []index.Delta) ([]fileRecord, []index.Delta) {
+func dirsOf(ctx context.Context, tree, skip string, old func(string) *index.Entry, began time.Time, files []log.File, said []index.Delta) ([]log.File, []index.Delta) {
 	looked := map[string]bool{}
 	for _, f := range slices.Clone(files) {
 		if f.Status == "M" {
@@ -921,10 +922,10 @@ func dirsOf(ctx context.Context, tree, skip string, old func(string) *index.Entr
 			if f.Status == "A" && was == nil && there && bornSince(tree+"/"+d, began) && listed(ctx, tree, skip, d) {
 				e.Size = 0
 				markEntryRacy(&e, now())
-				files = append(files, fileRecord{Path: d, Status: "A", Dir: true, PostMode: e.Mode})
+				files = append(files, log.File{Path: d, Status: "A", Dir: true, PostMode: e.Mode})
 				said = append(said, index.Delta{Entry: e, There: true})
 			} else if f.Status == "D" && was != nil && was.IsDir() && !there {
-				files = append(files, fileRecord{Path: d, Status: "D", Dir: true, PreMode: was.Mode})
+				files = append(files, log.File{Path: d, Status: "D", Dir: true, PreMode: was.Mode})
 				said = append(said, index.Delta{Entry: index.Entry{Path: d}})
 			} else {
 				break

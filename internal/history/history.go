@@ -26,23 +26,18 @@
 package history
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"toolkit/internal/history/index"
+	"toolkit/internal/history/log"
 	"toolkit/internal/history/pack"
-	"unicode/utf8"
-
-	jsonv2 "github.com/go-json-experiment/json"
 
 	"golang.org/x/sys/unix"
 
@@ -302,280 +297,6 @@ func (h *history) nextCall() (int64, error) {
 // writeSynced writes a small file whole: a temporary file, synced, renamed.
 func writeSynced(path string, b []byte) error { return index.WriteFile(path, b, true) }
 
-// record is a line of calls.jsonl: a call's beginning, or its end with
-// what it changed.
-type record struct {
-	Call        int64        `json:"call"`
-	Tree        string       `json:"tree,omitempty"`
-	RawTree     []byte       `json:"raw_tree,omitempty"` // Tree's bytes, where they are not UTF-8 (asBytes)
-	Tool        string       `json:"tool,omitempty"`
-	Begin       *time.Time   `json:"begin,omitempty"`
-	End         *time.Time   `json:"end,omitempty"`
-	Files       []fileRecord `json:"files,omitempty"`
-	Outside     []fileRecord `json:"outside,omitempty"`
-	Since       int64        `json:"since,omitempty"`
-	Jobs        []string     `json:"jobs,omitempty"` // the jobs that ran in the tree meanwhile, with Outside
-	During      []int64      `json:"during,omitempty"`
-	Git         string       `json:"git,omitempty"`
-	Interrupted bool         `json:"interrupted,omitempty"`
-	Undid       []int64      `json:"undid,omitempty"` // an undo's: the calls it took back
-	// Said: the call said what it changed (write, edit, patch, undo), no
-	// scan found it; a scan of an overlapping call names such a file as
-	// said by it.
-	Said bool `json:"said,omitempty"`
-}
-
-// fileRecord is what a call did to one path: its content's sha256 and mode
-// before and after ("" where there was none, or it was not known), and
-// whether each is kept.
-type fileRecord struct {
-	Path     string `json:"path"`
-	RawPath  []byte `json:"raw_path,omitempty"` // Path's bytes, where they are not UTF-8 (asBytes)
-	Status   string `json:"status"`             // A, M, D
-	Dir      bool   `json:"dir,omitempty"`
-	Heavy    bool   `json:"heavy,omitempty"`
-	Pre      string `json:"pre,omitempty"`
-	PreMode  uint32 `json:"pre_mode,omitempty"`
-	PreKept  bool   `json:"pre_kept,omitempty"`
-	Post     string `json:"post,omitempty"`
-	PostMode uint32 `json:"post_mode,omitempty"`
-	PostKept bool   `json:"post_kept,omitempty"`
-	Added    *int   `json:"added,omitempty"`
-	Removed  *int   `json:"removed,omitempty"`
-	Bytes    int64  `json:"bytes,omitempty"`
-	Files    int    `json:"files,omitempty"` // a big directory's files
-	Why      string `json:"why,omitempty"`   // why the change cannot be taken back
-	// SaidBy is the write, edit or patch that said this change while the
-	// call ran: its change, named here too; this call's undo leaves it.
-	SaidBy int64 `json:"said_by,omitempty"`
-}
-
-// asBytes is a name (a path's, a tree's) as the log keeps it beside its
-// text, where it is not UTF-8: JSON holds UTF-8 only, and would put U+FFFD
-// in place of the other bytes, so that an undo would look for another
-// name. nil for a UTF-8 name.
-func asBytes(name string) []byte {
-	if utf8.ValidString(name) {
-		return nil
-	}
-	return []byte(name)
-}
-
-// named is a name the log kept: its bytes, where it kept them.
-func named(text string, raw []byte) string {
-	if raw != nil {
-		return string(raw)
-	}
-	return text
-}
-
-// withBytes is files with each name that is not UTF-8 kept as bytes too.
-func withBytes(files []fileRecord) []fileRecord {
-	if !slices.ContainsFunc(files, func(f fileRecord) bool { return !utf8.ValidString(f.Path) }) {
-		return files
-	}
-	files = slices.Clone(files)
-	for i := range files {
-		files[i].RawPath = asBytes(files[i].Path)
-	}
-	return files
-}
-
-// fromBytes is files as the log kept them, each name from its bytes where
-// it kept them.
-func fromBytes(files []fileRecord) []fileRecord {
-	for i := range files {
-		files[i].Path, files[i].RawPath = named(files[i].Path, files[i].RawPath), nil
-	}
-	return files
-}
-
-// restorable says undo can take the change back: what was there before is
-// known and kept (nothing, for a path the call made).
-func (f *fileRecord) restorable() bool {
-	switch {
-	case f.Why != "" || f.Heavy || f.Files > 0 || f.SaidBy != 0:
-		return false
-	case f.Status == "A":
-		return true
-	}
-	return f.PreKept || f.Dir
-}
-
-// appendRecord adds r to the log; a call's end synced (with every record
-// before it in the log: a begin is made durable by its end's sync).
-func (h *history) appendRecord(r record) error {
-	r.RawTree, r.Files, r.Outside = asBytes(r.Tree), withBytes(r.Files), withBytes(r.Outside)
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(filepath.Join(h.dir, "calls.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		return err
-	}
-	if r.End != nil {
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
-			return err
-		}
-	}
-	if fi, err := f.Stat(); err == nil && fi.Size() > maxLog {
-		_ = h.compact() // the log stays as it is should this fail
-	}
-	return nil
-}
-
-// maxLog bounds the log of calls: past it, its oldest calls go, so that
-// what is left is at most half of it. (A call that changed 1,000 files
-// takes about 140 KB of it; one that changed a few, a few hundred bytes.)
-var maxLog int64 = 8 << 20
-
-// compact rewrites the log with its newest calls only, as many as fit in
-// half of maxLog, and every call not ended yet; their lines stay in their
-// order. The calls that go are no longer listed nor undoable; the contents
-// they kept stay in the store until its cap pushes them out.
-func (h *history) compact() error {
-	path := filepath.Join(h.dir, "calls.jsonl")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	type call struct {
-		size  int64
-		ended bool
-	}
-	byN := map[int64]*call{}
-	var order []int64
-	var lines []string
-	var nums []int64
-	for line := range strings.Lines(string(b)) {
-		var r struct {
-			Call int64      `json:"call"`
-			End  *time.Time `json:"end"`
-		}
-		if !strings.HasSuffix(line, "\n") || json.Unmarshal([]byte(line), &r) != nil {
-			continue
-		}
-		c := byN[r.Call]
-		if c == nil {
-			c = &call{}
-			byN[r.Call] = c
-			order = append(order, r.Call)
-		}
-		c.size += int64(len(line))
-		c.ended = c.ended || r.End != nil
-		lines, nums = append(lines, line), append(nums, r.Call)
-	}
-	keep := map[int64]bool{}
-	var size int64
-	full := false
-	for _, n := range slices.Backward(order) {
-		c := byN[n]
-		full = full || size+c.size > maxLog/2
-		if !full || !c.ended {
-			keep[n] = true
-			size += c.size
-		}
-	}
-	var out strings.Builder
-	out.Grow(int(size))
-	for i, line := range lines {
-		if keep[nums[i]] {
-			out.WriteString(line)
-		}
-	}
-	return writeSynced(path, []byte(out.String()))
-}
-
-// logLine is a line of the log as read: whether it lists files, its lists
-// left in the line, decoded only when a query asks for them
-// (callState.files), so that a log of many large calls is not decoded, nor
-// copied, whole for the one call an undo or a page of history is about.
-type logLine struct {
-	record
-	Files   nonEmpty `json:"files,omitempty"`
-	Outside nonEmpty `json:"outside,omitempty"`
-	line    []byte
-}
-
-// nonEmpty is whether a list in a log line holds anything: "[]" and null
-// do not.
-type nonEmpty bool
-
-func (l *nonEmpty) UnmarshalJSON(b []byte) error {
-	*l = len(b) > 0 && b[0] == '[' && len(bytes.TrimSpace(b[1:])) > 1
-	return nil
-}
-
-// records reads the log; a torn last line (toolkit killed mid-append) is
-// left out.
-func (h *history) records() ([]logLine, error) {
-	b, err := os.ReadFile(filepath.Join(h.dir, "calls.jsonl"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []logLine
-	for line := range bytes.Lines(b) {
-		var r logLine
-		if bytes.HasSuffix(line, []byte("\n")) && jsonv2.Unmarshal(line, &r) == nil {
-			r.line = line
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// openCall is a call begun and not ended, as open/N says it.
-type openCall struct {
-	Tree    string `json:"tree"`
-	RawTree []byte `json:"raw_tree,omitempty"` // Tree's bytes, where they are not UTF-8 (asBytes)
-	Pid     int    `json:"pid"`
-	Started uint64 `json:"started"` // the process's start, in ticks: a pid reused is not it
-}
-
-// opened marks call n open, by this process: what tells a call killed
-// mid-way, which a crash of the machine would end too, so it is not
-// synced.
-func (h *history) opened(n int64, tree string) error {
-	self, _ := proc.Lookup(os.Getpid())
-	b, _ := json.Marshal(openCall{Tree: tree, RawTree: asBytes(tree), Pid: os.Getpid(), Started: self.Start})
-	return index.WriteFile(filepath.Join(h.dir, "open", strconv.FormatInt(n, 10)), b, false)
-}
-
-// openCalls are the calls on tree begun and not ended: those whose process
-// is alive (running), and those whose process died (interrupted).
-func (h *history) openCalls(tree string) (running, interrupted []int64) {
-	names, _ := os.ReadDir(filepath.Join(h.dir, "open"))
-	for _, e := range names {
-		n, err := strconv.ParseInt(e.Name(), 10, 64)
-		if err != nil {
-			continue
-		}
-		var oc openCall
-		b, err := os.ReadFile(filepath.Join(h.dir, "open", e.Name()))
-		if err != nil || json.Unmarshal(b, &oc) != nil || named(oc.Tree, oc.RawTree) != tree {
-			continue
-		}
-		if proc.StillAlive(oc.Pid, oc.Started) {
-			running = append(running, n)
-		} else {
-			interrupted = append(interrupted, n)
-		}
-	}
-	slices.Sort(running)
-	slices.Sort(interrupted)
-	return running, interrupted
-}
-
-func (h *history) closed(n int64) { os.Remove(filepath.Join(h.dir, "open", strconv.FormatInt(n, 10))) }
-
 // gitHead is where a tree's HEAD points: its branch and commit.
 func gitHead(tree string) string {
 	git := filepath.Join(tree, ".git")
@@ -638,7 +359,7 @@ var errOff = errors.New("history is off")
 // directory whose mode alone changed is one ("M src/", mode "755 → 711").
 // The directories on the way to the files a call made or removed are said
 // by their files.
-func changed(frs []fileRecord) []outcome.ChangedFile {
+func changed(frs []log.File) []outcome.ChangedFile {
 	var out []outcome.ChangedFile
 	for i := 0; i < len(frs); i++ {
 		f := frs[i]
@@ -646,7 +367,7 @@ func changed(frs []fileRecord) []outcome.ChangedFile {
 		if f.Dir {
 			path += "/"
 		}
-		cf := outcome.ChangedFile{Path: path, RawPath: asBytes(path), Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.restorable(), Why: f.Why, Files: f.Files, SaidBy: f.SaidBy}
+		cf := outcome.ChangedFile{Path: path, RawPath: log.AsBytes(path), Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.Restorable(), Why: f.Why, Files: f.Files, SaidBy: f.SaidBy}
 		if f.PreMode != 0 && f.PostMode != 0 && f.PreMode&0o7777 != f.PostMode&0o7777 && f.PreMode&index.TypeMask == f.PostMode&index.TypeMask {
 			cf.Mode = fmt.Sprintf("%o → %o", f.PreMode&0o7777, f.PostMode&0o7777)
 		}
@@ -662,7 +383,7 @@ func changed(frs []fileRecord) []outcome.ChangedFile {
 					n++
 				}
 				cf.Bytes += g.Bytes
-				if !g.restorable() && cf.Restorable {
+				if !g.Restorable() && cf.Restorable {
 					cf.Restorable, cf.Why = false, g.Why
 				}
 			}
@@ -677,7 +398,7 @@ func changed(frs []fileRecord) []outcome.ChangedFile {
 			a := frs[i+1]
 			cf.Status, cf.Added, cf.Removed, cf.Bytes = "M", a.Added, nil, a.Bytes
 			cf.Kind = kindName(f.PreMode) + " → " + kindName(a.PostMode)
-			cf.Restorable = f.restorable() && a.restorable()
+			cf.Restorable = f.Restorable() && a.Restorable()
 			if cf.Why == "" {
 				cf.Why = a.Why
 			}

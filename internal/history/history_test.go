@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 	"toolkit/internal/history/index"
+	"toolkit/internal/history/log"
 
 	"golang.org/x/sys/unix"
 
@@ -417,13 +418,13 @@ func TestNoLongerKept(t *testing.T) {
 	}
 }
 
-// TestLogBounded: past maxLog the log of calls keeps only its newest
+// TestLogBounded: past log.MaxLog the log of calls keeps only its newest
 // calls, within half of it: the others are no longer listed nor undoable,
 // and the newest still are.
 func TestLogBounded(t *testing.T) {
-	was := maxLog
-	maxLog = 4096
-	t.Cleanup(func() { maxLog = was })
+	was := log.MaxLog
+	log.MaxLog = 4096
+	t.Cleanup(func() { log.MaxLog = was })
 	dir := newTree(t, map[string]string{"a": "0\n"})
 	var last *outcome.Changes
 	var first int64
@@ -434,8 +435,8 @@ func TestLogBounded(t *testing.T) {
 		}
 	}
 	fi, err := os.Stat(filepath.Join(os.Getenv("TOOLKIT_STATE"), "history", "calls.jsonl"))
-	if err != nil || fi.Size() > maxLog {
-		t.Fatalf("the log: %v, %v bytes over %d", err, fi.Size(), maxLog)
+	if err != nil || fi.Size() > log.MaxLog {
+		t.Fatalf("the log: %v, %v bytes over %d", err, fi.Size(), log.MaxLog)
 	}
 	if _, _, err := Show(first, false); err == nil {
 		t.Errorf("call %d is still in the log", first)
@@ -757,17 +758,17 @@ func TestLogRead(t *testing.T) {
 	}
 	defer h.close()
 	at := time.Unix(1e9, 0).UTC()
-	files := []fileRecord{{Path: "a\nb.go", Status: "M", Pre: strings.Repeat("a", 64), Post: strings.Repeat("b", 64)}, {Path: "new\xff\xfe", Status: "A"}}
-	outside := []fileRecord{{Path: "hand\xff.txt", Status: "A"}}
-	for _, r := range []record{
+	files := []log.File{{Path: "a\nb.go", Status: "M", Pre: strings.Repeat("a", 64), Post: strings.Repeat("b", 64)}, {Path: "new\xff\xfe", Status: "A"}}
+	outside := []log.File{{Path: "hand\xff.txt", Status: "A"}}
+	for _, r := range []log.Record{
 		{Call: 1, Tree: "/t\xff", Tool: "shell", Begin: &at},
 		{Call: 1, End: &at, Files: files, Outside: outside, Since: 0},
 		{Call: 2, Tree: "/t", Tool: "shell", Begin: &at},
-		{Call: 2, End: &at, Files: []fileRecord{}},
+		{Call: 2, End: &at, Files: []log.File{}},
 		{Call: 3, Tree: "/t", Tool: "undo", Begin: &at},
 		{Call: 3, End: &at, Undid: []int64{1}},
 	} {
-		if err := h.appendRecord(r); err != nil {
+		if err := log.Append(h.dir, r); err != nil {
 			t.Fatal(err)
 		}
 	}

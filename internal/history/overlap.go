@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"toolkit/internal/history/index"
+	"toolkit/internal/history/log"
 
 	"toolkit/internal/proc"
 	"toolkit/internal/state"
@@ -35,7 +36,7 @@ func (h *history) viewPath(tree string, n int64) string {
 // saveViews keeps the index of tree as it stands for each call running on
 // it but self that has none kept: the index is about to be written.
 func (h *history) saveViews(tree string, self int64) {
-	running, _ := h.openCalls(tree)
+	running, _ := log.OpenCalls(h.dir, tree)
 	path := h.indexPath(tree)
 	for _, n := range running {
 		if n == self {
@@ -92,7 +93,7 @@ func Writing(s Settings) (done func()) {
 		return func() {}
 	}
 	self, _ := proc.Lookup(os.Getpid())
-	b, _ := json.Marshal(openCall{Pid: os.Getpid(), Started: self.Start})
+	b, _ := json.Marshal(log.OpenCall{Pid: os.Getpid(), Started: self.Start})
 	w := writing{path: filepath.Join(dir, tempfile.Name("said-", ""))}
 	if os.WriteFile(w.path, b, 0o600) != nil {
 		return func() {}
@@ -115,7 +116,7 @@ func (h *history) writingNow() bool {
 		if err != nil {
 			continue // gone: its write said what it wrote
 		}
-		var oc openCall
+		var oc log.OpenCall
 		b, err := os.ReadFile(p)
 		switch {
 		case err == nil && json.Unmarshal(b, &oc) == nil && proc.StillAlive(oc.Pid, oc.Started):

@@ -1,11 +1,11 @@
 package history
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+	"toolkit/internal/history/log"
 	"toolkit/internal/history/pack"
 
 	"toolkit/internal/diff"
@@ -29,7 +29,7 @@ type CallInfo struct {
 
 // calls reads the log as calls, by number.
 func (h *history) calls() (map[int64]*callState, []int64, error) {
-	recs, err := h.records()
+	recs, err := log.Read(h.dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,11 +44,12 @@ func (h *history) calls() (map[int64]*callState, []int64, error) {
 		}
 		// A said call's one record begins and ends it.
 		if r.Begin != nil {
-			c.tree, c.tool, c.began = named(r.Tree, r.RawTree), r.Tool, *r.Begin
+			c.tree, c.tool, c.began = log.Named(r.Tree, r.RawTree), r.Tool, *r.Begin
 		}
 		if r.End != nil {
 			c.endedAt, c.said = *r.End, r.Said
-			c.ended, c.line, c.hasFiles, c.hasOutside, c.since, c.jobs = true, r.line, bool(r.Files), bool(r.Outside), r.Since, r.Jobs
+			end := r
+			c.ended, c.end, c.hasFiles, c.hasOutside, c.since, c.jobs = true, &end, bool(r.HasFiles), bool(r.HasOutside), r.Since, r.Jobs
 			c.interrupted, c.undid, c.git, c.during = r.Interrupted, r.Undid, r.Git, r.During
 			c.h = h
 		}
@@ -63,7 +64,7 @@ const noLongerKept = "no longer undoable: its content before went from the store
 // stillKept is files as the store holds them now: a content before that
 // the store no longer holds is no longer kept, and its change no longer
 // undoable. The log keeps what each call changed all the same.
-func (h *history) stillKept(files []fileRecord) []fileRecord {
+func (h *history) stillKept(files []log.File) []log.File {
 	if h.store == nil {
 		return files
 	}
@@ -85,11 +86,11 @@ type callState struct {
 	began       time.Time
 	ended       bool
 	endedAt     time.Time
-	said        bool   // its changes were said, not scanned
-	line        []byte // its end's line of the log
+	said        bool      // its changes were said, not scanned
+	end         *log.Line // its end's line of the log
 	hasFiles    bool
 	hasOutside  bool
-	decoded     []fileRecord // files, once asked for
+	decoded     []log.File // files, once asked for
 	h           *history
 	since       int64
 	jobs        []string
@@ -101,29 +102,24 @@ type callState struct {
 
 // files is what the call changed, as the store holds their contents now:
 // decoded once.
-func (c *callState) files() []fileRecord {
+func (c *callState) files() []log.File {
 	if c.hasFiles && c.decoded == nil {
-		var l struct {
-			Files []fileRecord `json:"files"`
-		}
-		_ = json.Unmarshal(c.line, &l)
-		c.decoded = c.h.stillKept(fromBytes(l.Files))
+		files, _ := c.end.Lists()
+		c.decoded = c.h.stillKept(files)
 		if c.decoded == nil {
-			c.decoded = []fileRecord{}
+			c.decoded = []log.File{}
 		}
 	}
 	return c.decoded
 }
 
 // outside is what changed before the call, outside calls.
-func (c *callState) outside() []fileRecord {
-	var l struct {
-		Outside []fileRecord `json:"outside"`
+func (c *callState) outside() []log.File {
+	if !c.hasOutside {
+		return nil
 	}
-	if c.hasOutside && json.Unmarshal(c.line, &l) == nil {
-		return fromBytes(l.Outside)
-	}
-	return nil
+	_, outside := c.end.Lists()
+	return outside
 }
 
 // changedAny says whether the call says any change.

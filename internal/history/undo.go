@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"toolkit/internal/history/index"
+	"toolkit/internal/history/log"
 	"toolkit/internal/history/pack"
 
 	"toolkit/internal/diff"
@@ -154,7 +155,7 @@ type pathState struct {
 }
 
 // before is what a record says the path held before its call.
-func before(f fileRecord) pathState {
+func before(f log.File) pathState {
 	if f.Status == "A" {
 		return pathState{}
 	}
@@ -162,7 +163,7 @@ func before(f fileRecord) pathState {
 }
 
 // after is what a record says the path held after its call.
-func after(f fileRecord) pathState {
+func after(f log.File) pathState {
 	if f.Status == "D" {
 		return pathState{}
 	}
@@ -607,7 +608,7 @@ func (l *looker) close() {
 // scan says it), the contents it replaced kept (undoing the undo puts them
 // back), and the paths' entries in the tree's index, so that the next scan
 // does not find them again.
-func (h *history) keepUndone(ctx context.Context, tree string, done []undone, self int64) ([]fileRecord, error) {
+func (h *history) keepUndone(ctx context.Context, tree string, done []undone, self int64) ([]log.File, error) {
 	rels := make([]string, len(done))
 	for i, u := range done {
 		rels[i] = u.path
@@ -615,17 +616,17 @@ func (h *history) keepUndone(ctx context.Context, tree string, done []undone, se
 	found, v, indexed := index.Lookup(h.indexPath(tree), rels)
 	cmp := comparer{h: h, budget: budget{bytes: h.s.MaxCallBytes, files: h.s.MaxCallFiles}}
 	skip := h.skip(tree)
-	var files []fileRecord
+	var files []log.File
 	var said []index.Delta
 	for _, u := range done {
 		wk, nk := kindOf(u.was.Mode), kindOf(u.now.Mode)
-		gone := fileRecord{Path: u.path, Status: "D", Dir: wk == directory, Pre: u.was.SHA256, PreMode: u.was.Mode, Bytes: u.was.Size}
+		gone := log.File{Path: u.path, Status: "D", Dir: wk == directory, Pre: u.was.SHA256, PreMode: u.was.Mode, Bytes: u.was.Size}
 		if u.was.Bytes != nil {
 			gone.PreKept, gone.Why = cmp.keep(u.was.Bytes, hashOf(u.was.Bytes))
 		} else if wk == regular || wk == symlink {
 			gone.Why = fmt.Sprintf("too large (history keeps files of up to %s)", size(h.s.MaxFile))
 		}
-		came := fileRecord{Path: u.path, Status: "A", Dir: nk == directory, Post: u.now.SHA256, PostMode: u.now.Mode, Bytes: u.now.Size}
+		came := log.File{Path: u.path, Status: "A", Dir: nk == directory, Post: u.now.SHA256, PostMode: u.now.Mode, Bytes: u.now.Size}
 		if u.now.Bytes != nil {
 			came.PostKept, _ = cmp.keep(u.now.Bytes, hashOf(u.now.Bytes))
 		}
