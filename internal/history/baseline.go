@@ -7,9 +7,10 @@ import (
 	"math"
 	"os"
 	"syscall"
-	"toolkit/internal/history/index"
 
 	"golang.org/x/sys/unix"
+
+	"toolkit/internal/history/index"
 )
 
 // baselineBatch is how many contents a background capture reads between

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"toolkit/internal/history/log"
 	"toolkit/internal/outcome"
 )

@@ -35,13 +35,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"toolkit/internal/history/index"
-	"toolkit/internal/history/log"
-	"toolkit/internal/history/pack"
 
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/cut"
+	"toolkit/internal/history/index"
+	"toolkit/internal/history/log"
+	"toolkit/internal/history/pack"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/replace"

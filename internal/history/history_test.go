@@ -13,11 +13,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"toolkit/internal/history/index"
-	"toolkit/internal/history/log"
 
 	"golang.org/x/sys/unix"
 
+	"toolkit/internal/history/index"
+	"toolkit/internal/history/log"
 	"toolkit/internal/outcome"
 )
 

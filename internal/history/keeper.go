@@ -17,10 +17,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"toolkit/internal/history/index"
 
 	"golang.org/x/sys/unix"
 
+	"toolkit/internal/history/index"
 	"toolkit/internal/history/watch"
 	"toolkit/internal/proc"
 	"toolkit/internal/state"

@@ -3,9 +3,9 @@ package history
 import (
 	"path/filepath"
 	"slices"
-	"toolkit/internal/history/pack"
 
 	"toolkit/internal/history/index"
+	"toolkit/internal/history/pack"
 )
 
 // live is what the store's trim keeps, up to about upTo bytes of it: the

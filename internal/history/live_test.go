@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
 	"toolkit/internal/history/pack"
 )
 

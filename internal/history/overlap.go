@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
 	"toolkit/internal/history/index"
 	"toolkit/internal/history/log"
-
 	"toolkit/internal/proc"
 	"toolkit/internal/state"
 	"toolkit/internal/tempfile"

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"toolkit/internal/history/log"
-	"toolkit/internal/history/pack"
 
 	"toolkit/internal/diff"
+	"toolkit/internal/history/log"
+	"toolkit/internal/history/pack"
 	"toolkit/internal/outcome"
 )
 

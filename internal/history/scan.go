@@ -9,10 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"toolkit/internal/history/index"
 
 	"golang.org/x/sys/unix"
 
+	"toolkit/internal/history/index"
 	"toolkit/internal/walk"
 )
 
