@@ -311,20 +311,9 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 	case idx != nil && idx.V != index.VersionOf(h.indexPath(c.tree)):
 		idx = nil // another wrote only what it captured
 	}
-	var files []log.File
-	switch {
-	case c.scan:
-		if _, files, _, err = h.scan(ctx, c.tree, idx, false, c.N, view != nil); err != nil {
-			return nil, err
-		}
-	case len(c.undone) > 0:
-		if files, err = h.keepUndone(ctx, c.tree, c.undone, c.N); err != nil {
-			return nil, err
-		}
-	case len(wrote) > 0:
-		if files, err = h.keepSaid(ctx, c.tree, idx, c.began, wrote, c.N); err != nil {
-			return nil, err
-		}
+	files, err := c.changed(ctx, h, idx, view != nil, wrote)
+	if err != nil {
+		return nil, err
 	}
 	overlapped := view != nil
 	if c.scan && h.writingNow() {
@@ -348,21 +337,7 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 		}
 	}
 	if overlapped || len(r.During) > 0 {
-		// Calls overlapped this one: each is named, and a file one of them
-		// said is its, named here as said by it.
-		o := h.overlapping(c.tree, c.N, c.began)
-		for _, m := range o.calls {
-			if !slices.Contains(r.During, m) {
-				r.During = append(r.During, m)
-			}
-		}
-		slices.Sort(r.During)
-		for i := range r.Files {
-			f := &r.Files[i]
-			if sb, ok := o.said[f.Path]; ok && sb.post == f.Post && c.scan {
-				f.SaidBy = sb.call
-			}
-		}
+		c.overlapped(h, &r)
 	}
 	if err := h.syncStore(); err != nil {
 		return nil, err
@@ -372,6 +347,39 @@ func (c *Call) End(ctx context.Context, wrote []outcome.Wrote) (*outcome.Changes
 	}
 	h.setLast(c.tree, c.N)
 	return changesOf(r), nil
+}
+
+// changed is what the call changed: found by a scan against its view of
+// the index (idx; whole: walk it all), or said by an undo or by wrote.
+func (c *Call) changed(ctx context.Context, h *history, idx *index.Index, whole bool, wrote []outcome.Wrote) ([]log.File, error) {
+	switch {
+	case c.scan:
+		_, files, _, err := h.scan(ctx, c.tree, idx, false, c.N, whole)
+		return files, err
+	case len(c.undone) > 0:
+		return h.keepUndone(ctx, c.tree, c.undone, c.N)
+	case len(wrote) > 0:
+		return h.keepSaid(ctx, c.tree, idx, c.began, wrote, c.N)
+	}
+	return nil, nil
+}
+
+// overlapped names in r the calls that overlapped this one, and marks a
+// file one of them said as said by it: its change, named here too.
+func (c *Call) overlapped(h *history, r *log.Record) {
+	o := h.overlapping(c.tree, c.N, c.began)
+	for _, m := range o.calls {
+		if !slices.Contains(r.During, m) {
+			r.During = append(r.During, m)
+		}
+	}
+	slices.Sort(r.During)
+	for i := range r.Files {
+		f := &r.Files[i]
+		if sb, ok := o.said[f.Path]; ok && sb.post == f.Post && c.scan {
+			f.SaidBy = sb.call
+		}
+	}
 }
 
 // changesOf is what the model is told of a call's record.

@@ -221,7 +221,7 @@ func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, log.File, bool)
 		return e, log.File{}, false
 	}
 	if index.SameStat(old, &e) && !old.IsDir() && (old.Sum == [32]byte{} || s.IsReg() && s.Size > maxHash) {
-		// index.Racy, and never hashed (a file of a big directory, one too large
+		// Racy, and never hashed (a file of a big directory, one too large
 		// to hash): no sha256 can confirm it, and its stat stands. It is
 		// hashed now where it can be, for the comparisons after this one.
 		if content, ok := s.content(c.r); ok && content != nil {
@@ -230,15 +230,8 @@ func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, log.File, bool)
 		return e, log.File{}, false
 	}
 	if e.IsDir() && old.IsDir() {
-		if e.Flags&index.Heavy == 0 {
-			if e.Mode == old.Mode {
-				return e, log.File{}, false // its entries say what changed in it
-			}
-			// chmod of the directory itself: undo takes it back.
-			return e, log.File{Path: e.Path, Status: "M", Dir: true, PreMode: old.Mode, PostMode: e.Mode}, true
-		}
-		fr := log.File{Path: e.Path, Status: "M", Dir: true, Heavy: true, Why: heavyWhy}
-		return e, fr, !index.SameStat(old, &e)
+		fr, ok := sameDir(old, &e)
+		return e, fr, ok
 	}
 	content, ok := s.content(c.r)
 	if !ok {
@@ -254,6 +247,26 @@ func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, log.File, bool)
 		e.Flags |= old.Flags & index.Stored
 		return e, log.File{}, false
 	}
+	return e, c.modified(old, &e, content), true
+}
+
+// sameDir is a directory there before and after: a change of its own mode
+// (a chmod, which undo takes back), or of a heavy one's stat; else its
+// entries say what changed in it.
+func sameDir(old, e *index.Entry) (log.File, bool) {
+	if e.Flags&index.Heavy != 0 {
+		return log.File{Path: e.Path, Status: "M", Dir: true, Heavy: true, Why: heavyWhy}, !index.SameStat(old, e)
+	}
+	if e.Mode == old.Mode {
+		return log.File{}, false
+	}
+	return log.File{Path: e.Path, Status: "M", Dir: true, PreMode: old.Mode, PostMode: e.Mode}, true
+}
+
+// modified is the record of a path whose content or mode changed: its
+// content before and after, each kept where it may be, and its lines
+// added and removed. e is its entry now, marked Stored where kept.
+func (c *comparer) modified(old, e *index.Entry, content []byte) log.File {
 	fr := log.File{Path: e.Path, Status: "M", PreMode: old.Mode, PostMode: e.Mode, Bytes: e.Size}
 	if old.Sum != ([32]byte{}) {
 		fr.Pre = hex.EncodeToString(old.Sum[:])
@@ -275,7 +288,7 @@ func (c *comparer) same(old *index.Entry, s *seen) (index.Entry, log.File, bool)
 			}
 		}
 	}
-	return e, fr, true
+	return fr
 }
 
 // maxCounted is the largest file whose changed lines are counted.

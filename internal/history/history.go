@@ -363,36 +363,17 @@ func changed(frs []log.File) []outcome.ChangedFile {
 	var out []outcome.ChangedFile
 	for i := 0; i < len(frs); i++ {
 		f := frs[i]
-		path := f.Path
-		if f.Dir {
-			path += "/"
-		}
-		cf := outcome.ChangedFile{Path: path, RawPath: log.AsBytes(path), Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.Restorable(), Why: f.Why, Files: f.Files, SaidBy: f.SaidBy}
-		if f.PreMode != 0 && f.PostMode != 0 && f.PreMode&0o7777 != f.PostMode&0o7777 && f.PreMode&index.TypeMask == f.PostMode&index.TypeMask {
-			cf.Mode = fmt.Sprintf("%o → %o", f.PreMode&0o7777, f.PostMode&0o7777)
-		}
+		cf := changedFile(f)
 		switch {
 		case f.Dir && !f.Heavy && f.Files == 0 && f.Status == "M":
 		case f.Dir && !f.Heavy && f.Files == 0:
 			// A directory made or removed: whole, with the files under it
 			// that came or went with it, one entry; else its files say it.
-			n, j := 0, i+1
-			for ; j < len(frs) && strings.HasPrefix(frs[j].Path, f.Path+"/") && frs[j].Status == f.Status; j++ {
-				g := frs[j]
-				if !g.Dir {
-					n++
-				}
-				cf.Bytes += g.Bytes
-				if !g.Restorable() && cf.Restorable {
-					cf.Restorable, cf.Why = false, g.Why
-				}
-			}
-			whole := j == len(frs) || !strings.HasPrefix(frs[j].Path, f.Path+"/")
-			if !whole || n < 2 {
+			n := wholeDir(&cf, frs[i:])
+			if n < 0 {
 				continue
 			}
-			cf.Files, cf.Added, cf.Removed = n, nil, nil
-			i = j - 1
+			i += n
 		case f.Status == "D" && i+1 < len(frs) && frs[i+1].Path == f.Path && frs[i+1].Status == "A" && !f.Dir && !frs[i+1].Dir:
 			// Gone and come as another kind of thing: one path.
 			a := frs[i+1]
@@ -407,6 +388,44 @@ func changed(frs []log.File) []outcome.ChangedFile {
 		out = append(out, cf)
 	}
 	return out
+}
+
+// changedFile is one record as the model is told it.
+func changedFile(f log.File) outcome.ChangedFile {
+	path := f.Path
+	if f.Dir {
+		path += "/"
+	}
+	cf := outcome.ChangedFile{Path: path, RawPath: log.AsBytes(path), Status: f.Status, Added: f.Added, Removed: f.Removed, Bytes: f.Bytes, Restorable: f.Restorable(), Why: f.Why, Files: f.Files, SaidBy: f.SaidBy}
+	if f.PreMode != 0 && f.PostMode != 0 && f.PreMode&0o7777 != f.PostMode&0o7777 && f.PreMode&index.TypeMask == f.PostMode&index.TypeMask {
+		cf.Mode = fmt.Sprintf("%o → %o", f.PreMode&0o7777, f.PostMode&0o7777)
+	}
+	return cf
+}
+
+// wholeDir makes cf, a directory made or removed (frs[0]), the one entry
+// of the files under it that came or went with it (frs after it): it
+// returns how many records it took in, or -1 where the directory is not
+// whole in them, or holds fewer than two files (they say it themselves).
+func wholeDir(cf *outcome.ChangedFile, frs []log.File) int {
+	f := frs[0]
+	n, j := 0, 1
+	for ; j < len(frs) && strings.HasPrefix(frs[j].Path, f.Path+"/") && frs[j].Status == f.Status; j++ {
+		g := frs[j]
+		if !g.Dir {
+			n++
+		}
+		cf.Bytes += g.Bytes
+		if !g.Restorable() && cf.Restorable {
+			cf.Restorable, cf.Why = false, g.Why
+		}
+	}
+	whole := j == len(frs) || !strings.HasPrefix(frs[j].Path, f.Path+"/")
+	if !whole || n < 2 {
+		return -1
+	}
+	cf.Files, cf.Added, cf.Removed = n, nil, nil
+	return j - 1
 }
 
 // kindName names what a st_mode says a path is.

@@ -188,6 +188,7 @@ type undoPlan struct {
 	to    bool
 	// headBy is the last of the calls that moved git's HEAD.
 	headBy int64
+	by     map[string]*pathPlan
 }
 
 // pathPlan is one path's part of an undo.
@@ -226,70 +227,74 @@ func (h *history) load(a UndoArgs) (*undoPlan, error) {
 	case a.Within != "" && !root.Within(start.tree, a.Within):
 		return nil, fmt.Errorf("call %d changed %s, outside the root", first, start.tree)
 	}
-	p := &undoPlan{tree: start.tree, later: map[string]int64{}, to: a.To > 0}
-	by := map[string]*pathPlan{}
+	p := &undoPlan{tree: start.tree, later: map[string]int64{}, to: a.To > 0, by: map[string]*pathPlan{}}
 	for _, n := range order {
 		c := byN[n]
-		if c.tree != p.tree || !c.ended || n < first {
-			continue
-		}
-		if n > first && a.To == 0 {
+		switch {
+		case c.tree != p.tree || !c.ended || n < first:
+		case n > first && a.To == 0:
 			// Later calls that changed a path make it a conflict: named.
 			for _, f := range c.files() {
 				if f.SaidBy == 0 {
 					p.later[f.Path] = n
 				}
 			}
-			continue
-		}
-		p.calls = append(p.calls, n)
-		if c.git != "" {
-			p.headBy = n
-		}
-		// A path may have two records in a call: gone, and come as
-		// another kind of thing (a file become a directory).
-		bef, aft := map[string]pathState{}, map[string]pathState{}
-		var paths []string
-		for _, f := range c.files() {
-			if f.SaidBy != 0 || only != "" && f.Path != only {
-				continue // another call's change, undone by its undo; or not the file asked for
-			}
-			if _, ok := bef[f.Path]; !ok {
-				if _, ok := aft[f.Path]; !ok {
-					paths = append(paths, f.Path)
-				}
-			}
-			if f.Status != "A" {
-				bef[f.Path] = before(f)
-			}
-			if f.Status != "D" {
-				aft[f.Path] = after(f)
-			}
-			pp := by[f.Path]
-			if pp == nil {
-				pp = &pathPlan{path: f.Path}
-				by[f.Path] = pp
-			}
-			switch {
-			case f.Heavy:
-				pp.notRestorable = heavyWhy
-			case f.Dir && f.Files > 0:
-				pp.notRestorable = f.Why
-			}
-		}
-		for _, path := range paths {
-			pp := by[path]
-			if pp.latest == 0 {
-				pp.to = bef[path] // the first call's before: absent where it made it
-			}
-			pp.now, pp.latest = aft[path], n
+		default:
+			p.add(c, only)
 		}
 	}
-	for _, pp := range by {
+	for _, pp := range p.by {
 		p.paths = append(p.paths, pp)
 	}
 	slices.SortFunc(p.paths, func(a, b *pathPlan) int { return strings.Compare(a.path, b.path) })
 	return p, nil
+}
+
+// add adds a call undone to the plan, the calls oldest first: each path's
+// state before the first of them, and after the last. A path may have two
+// records in a call: gone, and come as another kind of thing (a file
+// become a directory). only, where set, is the one path undone.
+func (p *undoPlan) add(c *callState, only string) {
+	p.calls = append(p.calls, c.n)
+	if c.git != "" {
+		p.headBy = c.n
+	}
+	bef, aft := map[string]pathState{}, map[string]pathState{}
+	var paths []string
+	for _, f := range c.files() {
+		if f.SaidBy != 0 || only != "" && f.Path != only {
+			continue // another call's change, undone by its undo; or not the file asked for
+		}
+		_, b := bef[f.Path]
+		_, a := aft[f.Path]
+		if !b && !a {
+			paths = append(paths, f.Path)
+		}
+		if f.Status != "A" {
+			bef[f.Path] = before(f)
+		}
+		if f.Status != "D" {
+			aft[f.Path] = after(f)
+		}
+		pp := p.by[f.Path]
+		if pp == nil {
+			pp = &pathPlan{path: f.Path}
+			p.by[f.Path] = pp
+		}
+		switch {
+		case f.Heavy:
+			pp.notRestorable = heavyWhy
+		case f.Dir && f.Files > 0:
+			pp.notRestorable = f.Why
+		}
+	}
+	for _, path := range paths {
+		pp := p.by[path]
+		if pp.latest == 0 {
+			pp.to = bef[path] // the first call's before: absent where it made it
+		}
+		pp.now, pp.latest = aft[path], c.n
+	}
 }
 
 // lastChangeOf is the last finished call that changed the file at path (a

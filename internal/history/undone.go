@@ -7,13 +7,11 @@ import (
 	"path/filepath"
 	"sync"
 
-	"toolkit/internal/diff"
 	"toolkit/internal/history/index"
 	"toolkit/internal/history/log"
 	"toolkit/internal/history/pack"
 	"toolkit/internal/replace"
 	"toolkit/internal/root"
-	"toolkit/internal/text"
 )
 
 // readBack looks at each path the undo changed once it is done: what
@@ -125,54 +123,20 @@ func (h *history) keepUndone(ctx context.Context, tree string, done []undone, se
 	var files []log.File
 	var said []index.Delta
 	for _, u := range done {
-		wk, nk := kindOf(u.was.Mode), kindOf(u.now.Mode)
-		gone := log.File{Path: u.path, Status: "D", Dir: wk == directory, Pre: u.was.SHA256, PreMode: u.was.Mode, Bytes: u.was.Size}
-		if u.was.Bytes != nil {
-			gone.PreKept, gone.Why = cmp.keep(u.was.Bytes, hashOf(u.was.Bytes))
-		} else if wk == regular || wk == symlink {
-			gone.Why = fmt.Sprintf("too large (history keeps files of up to %s)", size(h.s.MaxFile))
-		}
-		came := log.File{Path: u.path, Status: "A", Dir: nk == directory, Post: u.now.SHA256, PostMode: u.now.Mode, Bytes: u.now.Size}
-		if u.now.Bytes != nil {
-			came.PostKept, _ = cmp.keep(u.now.Bytes, hashOf(u.now.Bytes))
-		}
-		switch {
-		case wk == nk:
-			m := came
-			m.Status, m.Pre, m.PreMode, m.PreKept, m.Why = "M", gone.Pre, gone.PreMode, gone.PreKept, gone.Why
-			if wk == regular && len(u.now.Bytes) <= maxCounted && isText(u.now.Bytes) && u.was.Bytes != nil && isText(u.was.Bytes) {
-				a, r := diff.Count(u.was.Bytes, u.now.Bytes)
-				m.Added, m.Removed = &a, &r
-			}
-			files = append(files, m)
-		default:
-			if wk != absent {
-				if wk == regular && u.was.Bytes != nil && isText(u.was.Bytes) {
-					n := text.LineCount(u.was.Bytes)
-					gone.Removed = &n
-				}
-				files = append(files, gone)
-			}
-			if nk != absent {
-				if nk == regular && isText(u.now.Bytes) {
-					n := text.LineCount(u.now.Bytes)
-					came.Added = &n
-				}
-				files = append(files, came)
-			}
-		}
+		recs, kept := cmp.undoneRecords(u)
+		files = append(files, recs...)
 		e := index.Entry{Path: u.path, Mode: u.now.Mode, Size: u.now.Size, Mtime: u.now.Mtime, Ctime: u.now.Ctime, Ino: u.now.Ino, Dev: u.now.Dev}
 		if sum, ok := pack.ParseSum(u.now.SHA256); ok {
 			e.Sum = sum
-			if came.PostKept {
+			if kept {
 				e.Flags |= index.Stored
 			}
 		}
-		if nk == directory {
+		if e.IsDir() {
 			e.Size = 0
 		}
 		markEntryRacy(&e, now())
-		there := nk != absent
+		there := kindOf(u.now.Mode) != absent
 		if _, was := found[u.path]; there && !was && !listed(ctx, tree, skip, u.path) {
 			there = false // not what a scan tracks: said, and kept out of the index
 		}
@@ -182,4 +146,43 @@ func (h *history) keepUndone(ctx context.Context, tree string, done []undone, se
 		return files, err
 	}
 	return files, h.keepEntries(tree, nil, v, said, self)
+}
+
+// undoneRecords are the records of what an undo did to one path: M where
+// it is the same kind of thing, else gone and come; and whether what it
+// holds now is kept.
+func (c *comparer) undoneRecords(u undone) ([]log.File, bool) {
+	wk, nk := kindOf(u.was.Mode), kindOf(u.now.Mode)
+	gone := log.File{Path: u.path, Status: "D", Dir: wk == directory, Pre: u.was.SHA256, PreMode: u.was.Mode, Bytes: u.was.Size}
+	if u.was.Bytes != nil {
+		gone.PreKept, gone.Why = c.keep(u.was.Bytes, hashOf(u.was.Bytes))
+	} else if wk == regular || wk == symlink {
+		gone.Why = fmt.Sprintf("too large (history keeps files of up to %s)", size(c.h.s.MaxFile))
+	}
+	came := log.File{Path: u.path, Status: "A", Dir: nk == directory, Post: u.now.SHA256, PostMode: u.now.Mode, Bytes: u.now.Size}
+	if u.now.Bytes != nil {
+		came.PostKept, _ = c.keep(u.now.Bytes, hashOf(u.now.Bytes))
+	}
+	if wk == nk {
+		m := came
+		m.Status, m.Pre, m.PreMode, m.PreKept, m.Why = "M", gone.Pre, gone.PreMode, gone.PreKept, gone.Why
+		if wk == regular && u.was.Bytes != nil {
+			countLines(&m, u.was.Bytes, u.now.Bytes)
+		}
+		return []log.File{m}, came.PostKept
+	}
+	var out []log.File
+	if wk != absent {
+		if wk == regular && u.was.Bytes != nil {
+			countLines(&gone, u.was.Bytes, nil)
+		}
+		out = append(out, gone)
+	}
+	if nk != absent {
+		if nk == regular {
+			countLines(&came, nil, u.now.Bytes)
+		}
+		out = append(out, came)
+	}
+	return out, came.PostKept
 }

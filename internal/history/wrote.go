@@ -122,17 +122,10 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *i
 			continue // outside the tree
 		}
 		old := old(rel)
-		fr := log.File{Path: rel}
-		switch {
-		case !w.Existed && !w.Exists:
+		if !w.Existed && !w.Exists {
 			continue
-		case !w.Existed:
-			fr.Status = "A"
-		case !w.Exists:
-			fr.Status = "D"
-		default:
-			fr.Status = "M"
 		}
+		fr := log.File{Path: rel, Status: status(w.Existed, w.Exists)}
 		if old != nil {
 			fr.PreMode = old.Mode
 		}
@@ -165,19 +158,7 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *i
 			fr.PostMode = e.Mode
 			markEntryRacy(&e, now())
 		}
-		switch {
-		case fr.PreMode&index.TypeMask == index.TypeLink || fr.PostMode&index.TypeMask == index.TypeLink:
-			// A link's target is no text of lines.
-		case fr.Status == "M" && len(w.After) <= maxCounted && isText(w.After) && isText(w.Before):
-			a, r := diff.Count(w.Before, w.After)
-			fr.Added, fr.Removed = &a, &r
-		case fr.Status == "A" && isText(w.After):
-			n := text.LineCount(w.After)
-			fr.Added = &n
-		case fr.Status == "D" && isText(w.Before):
-			n := text.LineCount(w.Before)
-			fr.Removed = &n
-		}
+		countLines(&fr, w.Before, w.After)
 		e.Path = rel
 		there := ok && w.Exists
 		if there && (old == nil || e.Size > maxIgnored) && !listed(ctx, tree, skip, rel) {
@@ -247,5 +228,33 @@ func markEntryRacy(e *index.Entry, t time.Time) {
 	edge := t.Add(-racyWindow).UnixNano()
 	if e.Mtime >= edge || e.Ctime >= edge {
 		e.Flags |= index.Racy
+	}
+}
+
+// status is a change's letter: A, D or M.
+func status(existed, exists bool) string {
+	switch {
+	case !existed:
+		return "A"
+	case !exists:
+		return "D"
+	}
+	return "M"
+}
+
+// countLines counts the lines a change of a file added and removed, where
+// its contents are text (a link's target is no text of lines).
+func countLines(fr *log.File, before, after []byte) {
+	switch {
+	case fr.PreMode&index.TypeMask == index.TypeLink || fr.PostMode&index.TypeMask == index.TypeLink:
+	case fr.Status == "M" && len(after) <= maxCounted && isText(after) && isText(before):
+		a, r := diff.Count(before, after)
+		fr.Added, fr.Removed = &a, &r
+	case fr.Status == "A" && isText(after):
+		n := text.LineCount(after)
+		fr.Added = &n
+	case fr.Status == "D" && isText(before):
+		n := text.LineCount(before)
+		fr.Removed = &n
 	}
 }
