@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -138,10 +139,10 @@ func mutate(tree string, seed uint64) {
 	}
 }
 
-// snapshot is a tree's files and their contents, each after a "=" (an
-// empty file, a write killed before its first byte, is not an absent
-// one), its links' targets, each after a "->", and its directories, each
-// a "/" and its permissions.
+// snapshot is a tree's files, each its permissions and its content after
+// a "=" (an empty file, a write killed before its first byte, is not an
+// absent one; over 1 KiB its size and sha256), its links' targets, each after a "->", and its
+// directories, each a "/" and its permissions: type, mode and bytes.
 func snapshot(t *testing.T, tree string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -151,7 +152,14 @@ func snapshot(t *testing.T, tree string) map[string]string {
 		case err != nil:
 		case d.Type().IsRegular():
 			b, _ := os.ReadFile(p)
-			out[rel] = "=" + string(b)
+			mode := "?"
+			if fi, err := d.Info(); err == nil {
+				mode = fmt.Sprintf("%o", fi.Mode().Perm())
+			}
+			if len(b) > 1<<10 {
+				b = fmt.Appendf(nil, "%d bytes, sha256 %x", len(b), sha256.Sum256(b))
+			}
+			out[rel] = mode + "=" + string(b)
 		case d.Type()&os.ModeSymlink != 0:
 			dest, _ := os.Readlink(p)
 			out[rel] = "->" + dest

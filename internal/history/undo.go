@@ -185,7 +185,10 @@ type undoPlan struct {
 	calls []int64
 	paths []*pathPlan // sorted by path
 	later map[string]int64
-	to    bool
+	// outside is, for each path a change outside calls touched after
+	// the first call, the call whose record says it.
+	outside map[string]int64
+	to      bool
 	// headBy is the last of the calls that moved git's HEAD.
 	headBy int64
 	by     map[string]*pathPlan
@@ -196,6 +199,9 @@ type pathPlan struct {
 	path    string
 	now, to pathState // what the latest call left; what it held before the first
 	latest  int64
+	// stat is the tree's index entry for a file no scan could hash (over
+	// maxHash), where it has one: its stat stands for its content.
+	stat *index.Entry
 	// notRestorable says why the path cannot be taken back whatever it
 	// holds: a heavy or big directory, whose files are not kept.
 	notRestorable string
@@ -227,9 +233,14 @@ func (h *history) load(a UndoArgs) (*undoPlan, error) {
 	case a.Within != "" && !root.Within(start.tree, a.Within):
 		return nil, fmt.Errorf("call %d changed %s, outside the root", first, start.tree)
 	}
-	p := &undoPlan{tree: start.tree, later: map[string]int64{}, to: a.To > 0, by: map[string]*pathPlan{}}
+	p := &undoPlan{tree: start.tree, later: map[string]int64{}, outside: map[string]int64{}, to: a.To > 0, by: map[string]*pathPlan{}}
 	for _, n := range order {
 		c := byN[n]
+		if c.tree == p.tree && n > first {
+			for _, f := range c.outside() {
+				p.outside[f.Path] = n
+			}
+		}
 		switch {
 		case c.tree != p.tree || !c.ended || n < first:
 		case n > first && a.To == 0:
@@ -350,6 +361,7 @@ func (p *undoPlan) classify(look *looker, h *history, a UndoArgs, res *UndoResul
 		return func(i int) { nows[i] = look.at(p.paths[i].path) }
 	})
 	contents := h.contentsOf(p.paths)
+	p.statsOfUnhashed(h)
 	var out []todo
 	for i, pp := range p.paths {
 		cur := nows[i]
@@ -454,6 +466,11 @@ func (p *undoPlan) changedSince(pp *pathPlan, cur replace.Seen) string {
 	now := pp.now
 	k := kindOf(cur.Mode)
 	switch {
+	case now.kind == regular && k == regular && now.sum == "" && p.outside[pp.path] <= pp.latest &&
+		pp.stat != nil && index.SameStat(pp.stat, &index.Entry{Mode: cur.Mode, Size: cur.Size, Mtime: cur.Mtime, Ctime: cur.Ctime, Ino: cur.Ino, Dev: cur.Dev}):
+		// Too large to hash: as a scan, the stat the index has stands,
+		// where no change outside calls was said since.
+		return ""
 	case (now.kind == regular || now.kind == symlink) && k != absent && now.sum == "":
 		return "what the call left is not known (too large to hash), so a change since cannot be told"
 	case k == now.kind && (k == absent || k == directory || cur.SHA256 == now.sum):
@@ -467,6 +484,29 @@ func (p *undoPlan) changedSince(pp *pathPlan, cur replace.Seen) string {
 		return why + fmt.Sprintf(" (call %d)", n)
 	}
 	return why + ", outside calls"
+}
+
+// statsOfUnhashed looks up the tree's index entries of the files the
+// latest call left and no scan could hash.
+func (p *undoPlan) statsOfUnhashed(h *history) {
+	var rels []string
+	for _, pp := range p.paths {
+		if pp.now.kind == regular && pp.now.sum == "" {
+			rels = append(rels, pp.path)
+		}
+	}
+	if len(rels) == 0 {
+		return
+	}
+	found, _, ok := index.Lookup(h.indexPath(p.tree), rels)
+	if !ok {
+		return
+	}
+	for _, pp := range p.paths {
+		if e, ok := found[pp.path]; ok {
+			pp.stat = &e
+		}
+	}
 }
 
 // article is a kind with its article: "a file", "nothing".
