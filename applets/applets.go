@@ -26,6 +26,7 @@ import (
 	"toolkit/applets/wait"
 	"toolkit/applets/write"
 	"toolkit/internal/cmdline"
+	"toolkit/internal/history/track"
 	"toolkit/internal/outcome"
 )
 
@@ -63,7 +64,13 @@ func (t Tool) DescriptionFor(s cmdline.Settings) string {
 // Hints are cmdline's.
 type Hints = cmdline.Hints
 
+// tool is an applet as the registry lists it; one that shows what
+// history kept (History) is wrapped so that it says history is off where
+// the host turned it off.
 func tool[A any](ap cmdline.Applet[A]) Tool {
+	if ap.History {
+		ap.Around = append([]cmdline.Around{track.Kept}, ap.Around...)
+	}
 	return Tool{
 		Name: ap.Name, Description: ap.Description, Args: reflect.TypeFor[A](), Details: reflect.TypeOf(ap.Details), Hints: ap.Hints,
 		Command: ap.Command, Call: ap.Call, Aliases: ap.Aliases, FlagsAfterArgs: ap.FlagsAfterArgs, Settings: ap.Settings, Child: ap.Child, History: ap.History, describe: ap.Describe,

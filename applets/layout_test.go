@@ -75,3 +75,30 @@ func TestExecOnlyInProc(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHistoryIsAWrapper: history is around an applet's run
+// (internal/history/track, named by the applets it follows), so the one
+// way in, internal/cmdline, imports nothing of it; and history's parts,
+// laid out by their formats (index, pack, log, watch), do not reach back
+// up into the orchestration that uses them.
+func TestHistoryIsAWrapper(t *testing.T) {
+	const history = "toolkit/internal/history"
+	for _, dir := range []string{"cmdline", "history/index", "history/pack", "history/log", "history/watch"} {
+		files, _ := filepath.Glob(filepath.Join("..", "internal", dir, "*.go"))
+		if len(files) == 0 {
+			t.Fatalf("no Go files in internal/%s", dir)
+		}
+		for _, f := range files {
+			parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range parsed.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				if path == history || path == history+"/track" || dir == "cmdline" && strings.HasPrefix(path, history+"/") {
+					t.Errorf("%s imports %s", f, path)
+				}
+			}
+		}
+	}
+}

@@ -38,6 +38,7 @@ import (
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/diff"
+	"toolkit/internal/history/track"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
@@ -110,8 +111,8 @@ var Applet = cmdline.Applet[Args]{
 	Details:        Details{},
 	Hints:          cmdline.Hints{Destructive: true},
 	FlagsAfterArgs: true,
-	Settings:       cmdline.HistorySettings,
-	Tracks:         cmdline.Said,
+	Settings:       track.Settings,
+	Around:         []cmdline.Around{track.Said},
 	Flags: []cli.Flag{
 		cmdline.TextsFlag("old", "the `TEXT` to replace (repeatable, each with its --new)"),
 		cmdline.TextsFlag("new", "the `TEXT` to put in its place"),

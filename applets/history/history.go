@@ -18,6 +18,7 @@ import (
 	"toolkit/internal/cmdline"
 	"toolkit/internal/cut"
 	"toolkit/internal/history"
+	"toolkit/internal/history/track"
 	"toolkit/internal/outcome"
 )
 
@@ -52,7 +53,7 @@ var Applet = cmdline.Applet[Args]{
 	Hints:       cmdline.Hints{ReadOnly: true},
 	Bare:        true,
 	History:     true,
-	Settings:    []cmdline.AnySetting{cmdline.MaxOutput, cmdline.History},
+	Settings:    []cmdline.AnySetting{cmdline.MaxOutput, track.History},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		limit := cmdline.MaxOutput.Person
 		if h.Settings != nil {

@@ -38,6 +38,7 @@ import (
 	"toolkit/internal/cmdline"
 	"toolkit/internal/cut"
 	"toolkit/internal/history"
+	"toolkit/internal/history/track"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -115,8 +116,8 @@ var Applet = cmdline.Applet[Args]{
 	Hints:          cmdline.Hints{Destructive: true, OpenWorld: true},
 	FlagsAfterArgs: true,
 	Bare:           true,
-	Settings:       append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw}, cmdline.HistorySettings...),
-	Tracks:         cmdline.Scanned,
+	Settings:       append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw}, track.Settings...),
+	Around:         []cmdline.Around{track.Scanned},
 	WorkDir:        jobDir,
 	Flags:          []cli.Flag{&cli.BoolFlag{Name: "stop-all", Usage: "stop every job that runs"}},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {

@@ -43,6 +43,7 @@ import (
 
 	"toolkit/applets"
 	"toolkit/internal/cmdline"
+	"toolkit/internal/history/track"
 	"toolkit/internal/input"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
@@ -82,7 +83,7 @@ func Command(version string) *cli.Command {
 			}
 			// The history keepers its calls start, as child toolkits or
 			// here, end with this server.
-			os.Setenv(cmdline.OwnerEnv, cmdline.Owner())
+			os.Setenv(track.OwnerEnv, track.Owner())
 			s := New(version, Config{Root: r, Settings: c, Exe: exe, KeepJobs: c.Bool("keep-jobs")})
 			sigs := make(chan os.Signal, 4)
 			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -142,7 +143,7 @@ func New(version string, conf Config) *Server {
 		Logger: slog.New(quietEOF{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}),
 	})
 	for _, t := range applets.All() {
-		if t.History && cmdline.HistoryOff(conf.Settings) {
+		if t.History && track.Off(conf.Settings) {
 			continue // nothing to show or take back
 		}
 		s.sdk.AddTool(&sdk.Tool{

@@ -40,6 +40,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/history/track"
 	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
 	"toolkit/internal/root"
@@ -99,8 +100,8 @@ var Applet = cmdline.Applet[Args]{
 	Aliases:     []string{"apply_patch"},
 	Stdin:       rawPatch,
 	Person:      fromArgs,
-	Settings:    cmdline.HistorySettings,
-	Tracks:      cmdline.Said,
+	Settings:    track.Settings,
+	Around:      []cmdline.Around{track.Said},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{Root: h.Root}
 		return Run(ctx, *a)

@@ -50,6 +50,7 @@ import (
 	"toolkit/internal/cmdline"
 	"toolkit/internal/confine"
 	"toolkit/internal/cut"
+	"toolkit/internal/history/track"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
@@ -210,7 +211,7 @@ var Applet = cmdline.Applet[Args]{
 	Hints:    cmdline.Hints{Destructive: true, OpenWorld: true},
 	Settings: Settings,
 	Child:    true,
-	Tracks:   cmdline.Scanned,
+	Around:   []cmdline.Around{track.Scanned},
 	WorkDir:  workDirOf,
 	Flags:    hostFlags(),
 	Person: func(_ *cli.Context, a *Args) error {
@@ -340,7 +341,7 @@ var (
 	LimitMemory    = &cmdline.Setting[int]{Name: "limit-memory", Env: "TOOLKIT_LIMIT_MEMORY", Usage: "stop a command whose processes hold more than `MIB` of resident memory; the most a call's limits.memory_mb may ask (default: none)"}
 	LimitPids      = &cmdline.Setting[int]{Name: "limit-pids", Env: "TOOLKIT_LIMIT_PIDS", Usage: "stop a command with more than `N` processes at once; the most a call's limits.pids may ask (default: none)"}
 
-	Settings = append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, LimitMemory, LimitPids, Shell}, cmdline.HistorySettings...)
+	Settings = append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, LimitMemory, LimitPids, Shell}, track.Settings...)
 )
 
 // options reads the host's settings from its flags.

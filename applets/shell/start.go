@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/history/track"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -116,7 +117,7 @@ var hygiene = []string{"TERM=dumb", "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat", 
 // environ is toolkit's environment (less its own plumbing: toolkit mcp's
 // mark of the keepers it owns), then hygiene, then the call's env.
 func environ(extra map[string]string) []string {
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, cmdline.OwnerEnv+"=") })
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, track.OwnerEnv+"=") })
 	index := make(map[string]int, len(env))
 	for i, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")

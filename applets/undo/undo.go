@@ -18,6 +18,7 @@ import (
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/history"
+	"toolkit/internal/history/track"
 	"toolkit/internal/outcome"
 	"toolkit/internal/root"
 )
@@ -45,7 +46,7 @@ var Applet = cmdline.Applet[Args]{
 	Hints:       cmdline.Hints{Destructive: true},
 	Bare:        true,
 	History:     true,
-	Settings:    cmdline.HistorySettings,
+	Settings:    track.Settings,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		return Run(ctx, *a, h)
 	},
@@ -79,7 +80,7 @@ func Run(ctx context.Context, a Args, h cmdline.Host) outcome.Outcome {
 		return outcome.Misuse("input: give call (the call to take back), to, or path")
 	}
 	ua.DryRun, ua.Force = a.DryRun, a.Force
-	hs := cmdline.HistoryOf(h.Settings, false)
+	hs := track.Of(h.Settings, false)
 	if h.Root != nil {
 		ua.Within = h.Root.Dir()
 	}

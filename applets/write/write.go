@@ -38,6 +38,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/history/track"
 	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
 	"toolkit/internal/root"
@@ -98,8 +99,8 @@ var Applet = cmdline.Applet[Args]{
 	Details:     Details{},
 	Hints:       cmdline.Hints{Idempotent: true, Destructive: true},
 	Person:      fromStdin,
-	Settings:    cmdline.HistorySettings,
-	Tracks:      cmdline.Said,
+	Settings:    track.Settings,
+	Around:      []cmdline.Around{track.Said},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host.Root, a.Host.Hash, a.Host.Keeps = h.Root, h.Details, h.Keeps
 		return Run(ctx, *a)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -22,7 +23,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/confine"
-	"toolkit/internal/history"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -111,16 +111,33 @@ type Applet[A any] struct {
 	// tools that start processes, so that a call that crashes or leaves
 	// processes behind cannot take the server with it.
 	Child bool
-	// Tracks says how history finds what a call changed; WorkDir, when
-	// set, is the directory the call works in (its tree is found from it;
-	// "": none, and history does not follow the call), else the root's,
-	// else the caller's.
-	Tracks  Tracks
+	// Around wraps each of its calls' runs, the first outermost: history
+	// is such a wrapper (internal/history/track), named by the applets it
+	// follows. WorkDir, when set, is the directory a call works in, as
+	// Call.Dir says it.
+	Around  []Around
 	WorkDir func(a *A, h Host) string
 	// History says the applet shows or takes back what history kept
-	// (history, undo): with history off, it is not offered (toolkit mcp
-	// lists it not), and a call of it says history is off.
+	// (history, undo): with history off, toolkit mcp does not offer it.
 	History bool
+}
+
+// Around wraps an applet's run of one call, as mvdan/sh's ExecHandlers
+// wrap a command: it sees the call before its run, may give the run a
+// host of its own making, and gets its outcome after.
+type Around func(ctx context.Context, c Call, next Next) outcome.Outcome
+
+// Next runs the rest of a call, on the host h.
+type Next func(ctx context.Context, h Host) outcome.Outcome
+
+// Call is one call of an applet, as what wraps its run sees it.
+type Call struct {
+	Applet string
+	Host   Host
+	// Dir is the directory the call works in: the applet's WorkDir ("":
+	// none, a job call that names no job, say), else the root, else the
+	// caller's.
+	Dir func() string
 }
 
 // Hints say what a tool may do to the world, for hosts that ask before
@@ -148,31 +165,27 @@ func (ap Applet[A]) Call(ctx context.Context, data []byte, h Host) outcome.Outco
 // is said before its answer. Where there is no journal, that is a read of
 // one directory.
 func (ap Applet[A]) run(ctx context.Context, a *A, h Host) outcome.Outcome {
-	if ap.History && HistoryOff(h.Settings) {
-		return outcome.Failure("history is off (--history off): no call is recorded, so there is none to show or take back")
-	}
 	recovered := replace.Recover(h.Root)
-	call, note := ap.beginHistory(ctx, a, h)
-	if ap.Tracks == Said && h.Settings != nil {
-		if hs, _ := on(h); hs.Mode != history.Off {
-			h.Keeps = hs.MaxFile
-			// In flight until history is told: a scan meanwhile knows
-			// what it writes is a call's.
-			defer history.Writing(hs)()
+	next := func(ctx context.Context, h Host) outcome.Outcome { return ap.Run(ctx, a, h) }
+	for _, around := range slices.Backward(ap.Around) {
+		inner := next
+		next = func(ctx context.Context, h Host) outcome.Outcome {
+			return around(ctx, Call{Applet: ap.Name, Host: h, Dir: func() string { return ap.dir(a, h) }}, inner)
 		}
 	}
-	began := time.Now()
-	o := ap.Run(ctx, a, h)
+	return replace.Recovered(recovered, next(ctx, h))
+}
+
+// dir is the directory a call works in (Call.Dir).
+func (ap Applet[A]) dir(a *A, h Host) string {
 	switch {
-	case call != nil:
-		o = endHistory(ctx, call, ap.Tracks, o)
-	case ap.Tracks == Said:
-		o = saidHistory(ctx, ap.Name, h, began, o)
+	case ap.WorkDir != nil:
+		return ap.WorkDir(a, h)
+	case h.Root != nil:
+		return h.Root.Dir()
 	}
-	if note != "" {
-		o = withLines(o, []string{note})
-	}
-	return replace.Recovered(recovered, o)
+	dir, _ := os.Getwd()
+	return dir
 }
 
 func (ap Applet[A]) misuse(msg string, in inputMode) outcome.Outcome {

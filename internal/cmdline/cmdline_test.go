@@ -1,10 +1,13 @@
 package cmdline
 
 import (
+	"context"
 	"flag"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
+	"toolkit/internal/outcome"
 
 	"github.com/urfave/cli/v2"
 )
@@ -62,4 +65,44 @@ func TestSettings(t *testing.T) {
 		}
 	}
 	var _ flag.Getter = &switchValue{}
+}
+
+// TestAround: an applet's wrappers run around its run, the first
+// outermost, each seeing the call (its applet, its directory) before the
+// run and its outcome after; a host a wrapper makes is the one the run
+// gets; a wrapper that answers itself runs nothing inside it.
+func TestAround(t *testing.T) {
+	var order []string
+	wrap := func(name string) Around {
+		return func(ctx context.Context, c Call, next Next) outcome.Outcome {
+			order = append(order, name+" in "+c.Applet+" at "+c.Dir())
+			h := c.Host
+			h.Keeps++
+			o := next(ctx, h)
+			o.Text += name + "\n"
+			return o
+		}
+	}
+	type args struct{ Dir string }
+	ap := Applet[args]{
+		Name:    "t",
+		Around:  []Around{wrap("outer"), wrap("inner")},
+		WorkDir: func(a *args, h Host) string { return a.Dir },
+		Run: func(ctx context.Context, a *args, h Host) outcome.Outcome {
+			order = append(order, fmt.Sprintf("run, keeps %d", h.Keeps))
+			return outcome.Outcome{Kind: outcome.Done, Text: "ran\n"}
+		},
+	}
+	o := ap.run(context.Background(), &args{Dir: "/w"}, Host{})
+	if want := []string{"outer in t at /w", "inner in t at /w", "run, keeps 2"}; !slices.Equal(order, want) {
+		t.Errorf("order %q, want %q", order, want)
+	}
+	if o.Text != "ran\ninner\nouter\n" {
+		t.Errorf("text %q", o.Text)
+	}
+	order = nil
+	ap.Around = []Around{func(ctx context.Context, c Call, next Next) outcome.Outcome { return outcome.Failure("refused") }, wrap("inner")}
+	if o := ap.run(context.Background(), &args{}, Host{}); o.Kind != outcome.ToolError || len(order) > 0 {
+		t.Errorf("a refusal ran %q: %+v", order, o)
+	}
 }

@@ -1,4 +1,10 @@
-package cmdline
+// Package track is history around an applet's run: a wrapper
+// (cmdline.Around) that finds what each call changed, records it and says
+// it in the call's outcome. An applet history follows names its wrapper,
+// once: Scanned (shell, job: a scan before the command and after it finds
+// what changed) or Said (write, edit, patch: the applet says what it
+// wrote, in Outcome.Wrote). The applets that change nothing name none.
+package track
 
 import (
 	"context"
@@ -7,37 +13,29 @@ import (
 	"strings"
 	"time"
 
+	"toolkit/internal/cmdline"
 	"toolkit/internal/history"
 	"toolkit/internal/outcome"
 	"toolkit/internal/state"
 )
 
-// Tracks says how a call's changes are found, for history.
-type Tracks int
-
-const (
-	Untracked Tracks = iota // the applet changes nothing (read, grep, glob)
-	Scanned                 // a scan before and after finds them (shell, job)
-	Said                    // the applet says them (write, edit, patch: Outcome.Wrote)
-)
-
 // The host's settings of history.
 var (
-	History = &Setting[string]{Name: "history", Env: "TOOLKIT_HISTORY", Model: string(history.Undo),
+	History = &cmdline.Setting[string]{Name: "history", Env: "TOOLKIT_HISTORY", Model: string(history.Undo),
 		Usage: "what every call changed: `MODE` off, report (say it) or undo (say it and keep what undo needs); default undo for JSON input, toolkit mcp and toolkit call, off for a person's command line"}
-	HistoryKeeper = &Setting[bool]{Name: "history-keeper", Env: "TOOLKIT_HISTORY_KEEPER", Person: true,
+	HistoryKeeper = &cmdline.Setting[bool]{Name: "history-keeper", Env: "TOOLKIT_HISTORY_KEEPER", Person: true,
 		Usage: "keep a background toolkit for each tree (its keeper: listed and stopped by toolkit job) that watches it with inotify, so that a call looks only at what changed, and captures its first contents; false: every call walks the whole tree, and the first captures its contents before its command runs"}
-	HistoryLifetime = &Setting[time.Duration]{Name: "history-lifetime", Env: "TOOLKIT_HISTORY_LIFETIME", Person: history.Defaults.KeeperIdle,
+	HistoryLifetime = &cmdline.Setting[time.Duration]{Name: "history-lifetime", Env: "TOOLKIT_HISTORY_LIFETIME", Person: history.Defaults.KeeperIdle,
 		Usage: "end a tree's keeper after `DURATION` without a call"}
-	HistoryMaxFile = &Setting[int]{Name: "history-max-file", Env: "TOOLKIT_HISTORY_MAX_FILE", Person: int(history.Defaults.MaxFile),
+	HistoryMaxFile = &cmdline.Setting[int]{Name: "history-max-file", Env: "TOOLKIT_HISTORY_MAX_FILE", Person: int(history.Defaults.MaxFile),
 		Usage: "keep a file's content for undo up to `BYTES`; a larger one is said, not restorable"}
-	HistoryMaxCall = &Setting[int]{Name: "history-max-call", Env: "TOOLKIT_HISTORY_MAX_CALL", Person: int(history.Defaults.MaxCallBytes),
+	HistoryMaxCall = &cmdline.Setting[int]{Name: "history-max-call", Env: "TOOLKIT_HISTORY_MAX_CALL", Person: int(history.Defaults.MaxCallBytes),
 		Usage: "keep at most `BYTES` of new content a call"}
-	HistoryStore = &Setting[int]{Name: "history-store", Env: "TOOLKIT_HISTORY_STORE",
+	HistoryStore = &cmdline.Setting[int]{Name: "history-store", Env: "TOOLKIT_HISTORY_STORE",
 		Usage: "cap the store of contents at `BYTES`, oldest first out (default: min(512 MiB, 10% of its file system's free space))"}
 
-	// HistorySettings are the settings of every applet that history follows.
-	HistorySettings = []AnySetting{History, HistoryKeeper, HistoryLifetime, HistoryMaxFile, HistoryMaxCall, HistoryStore}
+	// Settings are the settings of every applet that history follows.
+	Settings = []cmdline.AnySetting{History, HistoryKeeper, HistoryLifetime, HistoryMaxFile, HistoryMaxCall, HistoryStore}
 )
 
 // OwnerEnv names the variable through which toolkit mcp tells the calls it
@@ -48,15 +46,15 @@ const OwnerEnv = "TOOLKIT_OWNER"
 // Owner is this process as OwnerEnv says it.
 func Owner() string { return history.Owner() }
 
-// HistoryOff says the host turned history off (--history off): history and
-// undo have nothing to show or take back then, and are not offered.
-func HistoryOff(s Settings) bool {
+// Off says the host turned history off (--history off): history and undo
+// have nothing to show or take back then, and are not offered.
+func Off(s cmdline.Settings) bool {
 	return s != nil && History.Get(s) == string(history.Off)
 }
 
-// HistoryOf is the host's history settings for a call; person says the
-// input came from a person's command line (off unless asked).
-func HistoryOf(s Settings, person bool) history.Settings {
+// Of is the host's history settings for a call; person says the input
+// came from a person's command line (off unless asked).
+func Of(s cmdline.Settings, person bool) history.Settings {
 	hs := history.Defaults
 	if s == nil {
 		return hs
@@ -83,33 +81,66 @@ func HistoryOf(s Settings, person bool) history.Settings {
 	return hs
 }
 
-// beginHistory begins a call's history, when the applet is followed and
-// history is on; a note says why it is off for the call, when that is
-// worth saying.
-func (ap Applet[A]) beginHistory(ctx context.Context, a *A, h Host) (*history.Call, string) {
-	if ap.Tracks != Scanned || h.Settings == nil {
+// Scanned is history around a call whose changes a scan finds, before
+// its run and after it (shell, job).
+func Scanned(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outcome {
+	call, note := begin(ctx, c)
+	o := next(ctx, c.Host)
+	if call != nil {
+		ch, err := call.End(ctx, o.Wrote)
+		o = tell(o, ch, err, false)
+	}
+	if note != "" {
+		o = withLines(o, []string{note})
+	}
+	return o
+}
+
+// Said is history around a call that says what it wrote (write, edit,
+// patch): recorded from its Outcome.Wrote, no scan.
+func Said(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outcome {
+	h := c.Host
+	if h.Settings != nil {
+		if hs, _ := on(h); hs.Mode != history.Off {
+			h.Keeps = hs.MaxFile
+			// In flight until history is told: a scan meanwhile knows
+			// what it writes is a call's.
+			defer history.Writing(hs)()
+		}
+	}
+	began := time.Now()
+	return said(ctx, c.Applet, h, began, next(ctx, h))
+}
+
+// Kept is around a call of an applet that shows or takes back what
+// history kept (history, undo): with history off, it says so.
+func Kept(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outcome {
+	if Off(c.Host.Settings) {
+		return outcome.Failure("history is off (--history off): no call is recorded, so there is none to show or take back")
+	}
+	return next(ctx, c.Host)
+}
+
+// begin begins a scanned call's history, when history is on; a note says
+// why it is off for the call, when that is worth saying.
+func begin(ctx context.Context, c cmdline.Call) (*history.Call, string) {
+	h := c.Host
+	if h.Settings == nil {
 		return nil, ""
 	}
 	hs, note := on(h)
 	if note != "" || hs.Mode == history.Off {
 		return nil, note
 	}
-	dir, rootDir := "", ""
+	rootDir := ""
 	if h.Root != nil {
 		rootDir = h.Root.Dir()
 	}
-	if ap.WorkDir != nil {
-		// "" where the call works in no directory: a job call that names
-		// no job (a list, --stop-all) is no call on a tree.
-		if dir = ap.WorkDir(a, h); dir == "" {
-			return nil, ""
-		}
-	}
+	// "" where the call works in no directory: a job call that names no
+	// job (a list, --stop-all) is no call on a tree.
+	dir := c.Dir()
 	if dir == "" {
-		dir = rootDir
-	}
-	if dir == "" {
-		dir, _ = os.Getwd()
+		return nil, ""
 	}
 	tree, why := history.Tree(dir, rootDir)
 	if tree == "" {
@@ -118,21 +149,21 @@ func (ap Applet[A]) beginHistory(ctx context.Context, a *A, h Host) (*history.Ca
 		}
 		return nil, ""
 	}
-	c, err := history.Begin(ctx, ap.Name, tree, ap.Tracks == Scanned, hs)
+	call, err := history.Begin(ctx, c.Applet, tree, true, hs)
 	switch {
-	case err != nil && c == nil:
+	case err != nil && call == nil:
 		return nil, off(err)
 	case err != nil:
 		// Begun, its scan cut short: its end still says what it finds.
-		return c, "[history: " + err.Error() + "]"
+		return call, "[history: " + err.Error() + "]"
 	}
-	return c, ""
+	return call, ""
 }
 
 // on is the host's history settings for a call, and a note when they are
 // wrong.
-func on(h Host) (history.Settings, string) {
-	hs := HistoryOf(h.Settings, h.Person)
+func on(h cmdline.Host) (history.Settings, string) {
+	hs := Of(h.Settings, h.Person)
 	switch hs.Mode {
 	case history.Off, history.Report, history.Undo:
 		return hs, ""
@@ -140,10 +171,10 @@ func on(h Host) (history.Settings, string) {
 	return hs, fmt.Sprintf("[history is off for this call: --history must be off, report or undo, not %q]", hs.Mode)
 }
 
-// saidHistory records what a call of an applet that says what it wrote
-// (write, edit, patch), begun at began, wrote, in the tree of the first
-// file it wrote (history.TreeOfFile).
-func saidHistory(ctx context.Context, name string, h Host, began time.Time, o outcome.Outcome) outcome.Outcome {
+// said records what a call of an applet that says what it wrote, begun at
+// began, wrote: in each tree it wrote in (history.TreeOfFile), a call of
+// its own.
+func said(ctx context.Context, name string, h cmdline.Host, began time.Time, o outcome.Outcome) outcome.Outcome {
 	if len(o.Wrote) == 0 || h.Settings == nil {
 		return o
 	}
@@ -176,7 +207,7 @@ func saidHistory(ctx context.Context, name string, h Host, began time.Time, o ou
 	for _, tree := range trees {
 		ch, err := history.Said(ctx, name, tree, hs, began, by[tree])
 		if err != nil {
-			return tell(o, nil, err, Said)
+			return tell(o, nil, err, true)
 		}
 		if all == nil {
 			all = ch
@@ -187,19 +218,13 @@ func saidHistory(ctx context.Context, name string, h Host, began time.Time, o ou
 	if all == nil {
 		return o
 	}
-	return tell(o, all, nil, Said)
-}
-
-// endHistory ends it: what the call changed goes into the outcome, as
-// "changes" and as lines of its text.
-func endHistory(ctx context.Context, c *history.Call, tracks Tracks, o outcome.Outcome) outcome.Outcome {
-	ch, err := c.End(ctx, o.Wrote)
-	return tell(o, ch, err, tracks)
+	return tell(o, all, nil, true)
 }
 
 // tell puts what a call changed (ch), or why history could not say it
-// (err), into its outcome.
-func tell(o outcome.Outcome, ch *outcome.Changes, err error, tracks Tracks) outcome.Outcome {
+// (err), into its outcome: as "changes" and as lines of its text. A call
+// that said what it wrote (wrote) names it in its text already.
+func tell(o outcome.Outcome, ch *outcome.Changes, err error, wrote bool) outcome.Outcome {
 	if err != nil {
 		return withLines(o, []string{off(err)})
 	}
@@ -209,7 +234,7 @@ func tell(o outcome.Outcome, ch *outcome.Changes, err error, tracks Tracks) outc
 	if o.Kind != outcome.Done {
 		return o
 	}
-	if tracks != Said {
+	if !wrote {
 		return withLines(o, history.Lines(ch, false))
 	}
 	// Its text names its change already: the call's number is added to
