@@ -33,6 +33,8 @@ import (
 //
 //	sha256[32] pack[4] offset[8] compLen[4]
 //
+// until the pack is sealed: then its records are sorted, in N.sidx
+// (sealed.go).
 // A pack is at most MaxPack bytes; the oldest pack goes first when the
 // store is over its cap, and what was in it is no longer undoable. A torn
 // tail (toolkit killed mid-append) is cut when the store is opened: an idx
@@ -133,6 +135,12 @@ func (s *Store) ensureTail() error {
 			s.loadErr = s.load(n)
 			break
 		}
+		// One the store moved on from, its sealing cut short (or made
+		// before packs were sealed): sealed now, once.
+		if err := s.seal(n); err != nil {
+			s.loadErr = err
+			return err
+		}
 		if fi, err := os.Stat(s.packPath(n)); err == nil {
 			s.sizes[n] = fi.Size()
 			s.total += fi.Size()
@@ -141,17 +149,20 @@ func (s *Store) ensureTail() error {
 	return s.loadErr
 }
 
-// packs are the numbers of the packs there are, oldest first.
+// packs are the numbers of the packs there are, by their records (sealed
+// or not), oldest first.
 func (s *Store) packs() []int {
 	names, _ := filepath.Glob(filepath.Join(s.dir, "*.idx"))
+	sealed, _ := filepath.Glob(filepath.Join(s.dir, "*.sidx"))
 	var out []int
-	for _, name := range names {
-		if n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(name), ".idx")); err == nil {
+	for _, name := range append(names, sealed...) {
+		num, _, _ := strings.Cut(filepath.Base(name), ".")
+		if n, err := strconv.Atoi(num); err == nil {
 			out = append(out, n)
 		}
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }
 
 func (s *Store) packPath(n int) string { return filepath.Join(s.dir, fmt.Sprintf("%06d.pack", n)) }
@@ -159,19 +170,27 @@ func (s *Store) idxPath(n int) string  { return filepath.Join(s.dir, fmt.Sprintf
 
 // load reads pack n's records, cutting a torn tail from both files.
 func (s *Store) load(n int) error {
-	f, err := os.Open(s.idxPath(n))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	fi, err := os.Stat(s.packPath(n))
 	if err != nil {
 		// A pack gone (removed by hand, or its removal cut short): its
 		// records go with it.
 		os.Remove(s.idxPath(n))
+		os.Remove(s.sidxPath(n))
 		return nil
 	}
 	size := fi.Size()
+	if s.sealed(n) {
+		os.Remove(s.idxPath(n)) // its sealing's last step, cut short
+		s.sizes[n] = size
+		s.total += size
+		s.loadSealed(n, size) // one that does not check holds nothing the store gives
+		return nil
+	}
+	f, err := os.Open(s.idxPath(n))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	good, end, err := s.records(f, n, size, func(sum [32]byte, l loc) bool {
 		s.locs[sum] = l
 		return true
@@ -225,8 +244,12 @@ func (s *Store) records(r io.Reader, n int, size int64, each func(sum [32]byte, 
 	}
 }
 
-// holds looks through pack n's records on disk for sum, keeping none.
+// holds looks through pack n's records on disk for sum, keeping none: a
+// binary search of a sealed pack's.
 func (s *Store) holds(n int, sum [32]byte) bool {
+	if s.sealed(n) {
+		return s.findSealed(n, sum)
+	}
 	f, err := os.Open(s.idxPath(n))
 	if err != nil {
 		return false
@@ -361,7 +384,12 @@ func (s *Store) next() error {
 		s.curIdx.Close()
 		s.cur, s.curIdx = nil, nil
 	}
-	if s.curNum == 0 || s.sizes[s.curNum] >= MaxPack/2 {
+	if s.curNum == 0 || s.sizes[s.curNum] >= MaxPack/2 || s.sealed(s.curNum) {
+		if s.curNum > 0 {
+			if err := s.seal(s.curNum); err != nil {
+				return err
+			}
+		}
 		s.curNum++
 	}
 	p, err := os.OpenFile(s.packPath(s.curNum), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -431,6 +459,7 @@ func (s *Store) trim() error {
 			}
 		}
 		os.Remove(s.idxPath(n)) // first: records without their pack are never read
+		os.Remove(s.sidxPath(n))
 		os.Remove(s.packPath(n))
 		for sum, l := range s.locs {
 			if l.pack == n {

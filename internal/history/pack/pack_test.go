@@ -170,25 +170,41 @@ func TestStoreLooksOnDisk(t *testing.T) {
 	}
 }
 
-// FuzzPack: any bytes as a pack and its records open as a store that
-// gives back only contents whose sha256 checks, or nothing; never a panic.
+// FuzzPack: any bytes as a pack and its records, in append order and
+// sealed (sorted, the same pack's bytes as pack 2), open as a store that
+// gives back only contents whose sha256 checks, or nothing, and finds on
+// disk only what it holds; never a panic.
 func FuzzPack(f *testing.F) {
 	dir := f.TempDir()
 	s, _ := Open(dir, 1<<30)
-	keepIn(s, []byte("hello\n"))
+	sum, _ := keepIn(s, []byte("hello\n"))
 	s.Close()
 	pack, _ := os.ReadFile(filepath.Join(dir, "000001.pack"))
 	idx, _ := os.ReadFile(filepath.Join(dir, "000001.idx"))
-	f.Add(pack, idx)
-	f.Fuzz(func(t *testing.T, pack, idx []byte) {
+	must(f, s.seal(1))
+	sidx, _ := os.ReadFile(filepath.Join(dir, "000001.sidx"))
+	f.Add(pack, idx, sidx, sum[:])
+	f.Fuzz(func(t *testing.T, pack, idx, sidx, look []byte) {
 		d := t.TempDir()
 		os.WriteFile(filepath.Join(d, "000001.pack"), pack, 0o600)
 		os.WriteFile(filepath.Join(d, "000001.idx"), idx, 0o600)
+		os.WriteFile(filepath.Join(d, "000002.pack"), pack, 0o600)
+		os.WriteFile(filepath.Join(d, "000002.sidx"), sidx, 0o600)
 		s, err := Open(d, 1<<30)
 		if err != nil {
 			return
 		}
 		defer s.Close()
+		var sum [32]byte
+		copy(sum[:], look)
+		if s.Has(sum) {
+			if b, err := s.Get(sum); err == nil && sha256.Sum256(b) != sum {
+				t.Fatal("a content that is not its sha256's")
+			}
+		}
+		if s.ensure() != nil {
+			return
+		}
 		for sum := range s.locs {
 			if b, err := s.Get(sum); err == nil && sha256.Sum256(b) != sum {
 				t.Fatal("a content that is not its sha256's")
@@ -235,4 +251,165 @@ func TestGetAll(t *testing.T) {
 			t.Fatalf("content %d: %v %v", i, errs[i], oneErr)
 		}
 	}
+}
+
+// TestStoreSealed: a pack the store moved on from is sealed, its records
+// sorted in N.sidx and its N.idx gone; a few lookups find what it holds
+// by binary search on disk (and nothing it does not), every record reads
+// back from it, and the pack appended to keeps its records in order. A
+// store whose older packs were never sealed seals them when first
+// opened; a sealed file that does not check holds nothing.
+func TestStoreSealed(t *testing.T) {
+	old := MaxPack
+	MaxPack = 4 << 10
+	t.Cleanup(func() { MaxPack = old })
+	dir := t.TempDir()
+	s, err := Open(dir, 1<<30)
+	must(t, err)
+	var sums [][32]byte
+	for i := range 60 {
+		// 1 KiB each that flate cannot shrink: a few a pack.
+		b := make([]byte, 1024)
+		for j := range b {
+			b[j] = byte(sha256.Sum256(fmt.Appendf(nil, "%d %d", i, j))[0])
+		}
+		sum, err := keepIn(s, b)
+		must(t, err)
+		sums = append(sums, sum)
+	}
+	must(t, s.Close())
+	packs := s.packs()
+	if len(packs) < 5 {
+		t.Fatalf("%d packs", len(packs))
+	}
+	for _, n := range packs {
+		_, idxErr := os.Stat(s.idxPath(n))
+		if last := n == packs[len(packs)-1]; s.sealed(n) == last || (idxErr == nil) != last {
+			t.Fatalf("pack %d of %v: sealed %v, its idx %v", n, packs, s.sealed(n), idxErr)
+		}
+	}
+	s, err = Open(dir, 1<<30)
+	must(t, err)
+	for _, i := range []int{0, 17, 59} {
+		if !s.Has(sums[i]) {
+			t.Fatalf("content %d not found on disk", i)
+		}
+	}
+	if s.Has(sha256.Sum256([]byte("never kept"))) || s.loaded {
+		t.Fatal("found what was never kept, or read every record")
+	}
+	for i, sum := range sums {
+		if b, err := s.Get(sum); err != nil || sha256.Sum256(b) != sum {
+			t.Fatalf("content %d: %v", i, err)
+		}
+	}
+	must(t, s.Close())
+
+	// Unsealed, as a store before sealing left them: sealed when opened.
+	for _, n := range packs[:len(packs)-1] {
+		b, _ := os.ReadFile(s.sidxPath(n))
+		recs, _ := checkedRecords(b)
+		// In append order again: by offset.
+		var unsorted []byte
+		for off := int64(0); ; {
+			found := false
+			for r := recs; len(r) >= idxRecord; r = r[idxRecord:] {
+				if l := recordLoc(r, n); l.off == off {
+					unsorted = append(unsorted, r[:idxRecord]...)
+					off, found = l.off+frameHeader+int64(l.n), true
+					break
+				}
+			}
+			if !found {
+				break
+			}
+		}
+		must(t, os.WriteFile(s.idxPath(n), unsorted, 0o600))
+		must(t, os.Remove(s.sidxPath(n)))
+	}
+	s, err = Open(dir, 1<<30)
+	must(t, err)
+	if !s.Has(sums[3]) || !s.sealed(packs[0]) {
+		t.Fatal("an unsealed pack is not sealed, or its content not found")
+	}
+	must(t, s.Close())
+
+	// A sealed file with a byte changed: its pack holds nothing.
+	b, _ := os.ReadFile(s.sidxPath(packs[0]))
+	b[5] ^= 1
+	must(t, os.WriteFile(s.sidxPath(packs[0]), b, 0o600))
+	s, err = Open(dir, 1<<30)
+	must(t, err)
+	defer s.Close()
+	must(t, s.ensure())
+	for sum, l := range s.locs {
+		if l.pack == packs[0] {
+			t.Fatalf("%x read from a sealed file that does not check", sum[:4])
+		}
+	}
+	if _, err := s.Get(sums[59]); err != nil {
+		t.Fatalf("the last content: %v", err)
+	}
+}
+
+// BenchmarkHasOnDisk: a write's lookup of a content not kept yet, in a
+// store of 4 packs of 10,000 small contents each, through the records on
+// disk: sealed (a binary search of each sealed pack's sorted records)
+// against the same packs' records in append order (each read whole).
+func BenchmarkHasOnDisk(b *testing.B) {
+	old := MaxPack
+	MaxPack = 10_000 * (frameHeader + 20)
+	b.Cleanup(func() { MaxPack = old })
+	dir := b.TempDir()
+	s, err := Open(dir, 1<<40)
+	must(b, err)
+	for i := range 40_000 {
+		_, err := keepIn(s, fmt.Appendf(nil, "content %d", i))
+		must(b, err)
+	}
+	must(b, s.Close())
+	absent := sha256.Sum256([]byte("never kept"))
+	lookups := func(b *testing.B) {
+		s, err := Open(dir, 1<<40)
+		must(b, err)
+		defer s.Close()
+		must(b, s.ensureTail())
+		for b.Loop() {
+			s.looks = 0
+			if s.Has(absent) || s.loaded {
+				b.Fatal("found, or every record read")
+			}
+		}
+	}
+	b.Run("sealed", lookups)
+	packs := s.packs()
+	for _, n := range packs[:len(packs)-1] {
+		sealed, _ := os.ReadFile(s.sidxPath(n))
+		recs, _ := checkedRecords(sealed)
+		var each [][]byte
+		for i := range len(recs) / idxRecord {
+			each = append(each, recs[i*idxRecord:(i+1)*idxRecord])
+		}
+		slices.SortFunc(each, func(x, y []byte) int { return int(recordLoc(x, n).off - recordLoc(y, n).off) })
+		must(b, os.WriteFile(s.idxPath(n), slices.Concat(each...), 0o600))
+		must(b, os.Rename(s.sidxPath(n), s.sidxPath(n)+".away"))
+	}
+	b.Run("unsealed", func(b *testing.B) {
+		s, err := Open(dir, 1<<40)
+		must(b, err)
+		defer s.Close()
+		s.tail = true // as if opened: its older packs are not sealed again
+		for _, n := range packs {
+			if fi, err := os.Stat(s.packPath(n)); err == nil {
+				s.sizes[n] = fi.Size()
+			}
+		}
+		s.curNum = packs[len(packs)-1]
+		for b.Loop() {
+			s.looks = 0
+			if s.Has(absent) || s.loaded {
+				b.Fatal("found, or every record read")
+			}
+		}
+	})
 }
