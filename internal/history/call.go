@@ -240,10 +240,10 @@ func (h *history) last(tree string) int64 {
 	return n
 }
 
-// setLast is not synced: after a crash of the machine, the next call may
-// say "since" an earlier call.
+// setLast is written in place, not synced: after a crash of the machine,
+// the next call may say "since" an earlier call.
 func (h *history) setLast(tree string, n int64) {
-	_ = index.WriteFile(h.lastFile(tree), []byte(strconv.FormatInt(n, 10)+"\n"), false)
+	_ = index.WriteLine(h.lastFile(tree), strconv.FormatInt(n, 10))
 }
 
 func (h *history) lastFile(tree string) string {

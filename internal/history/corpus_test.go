@@ -265,3 +265,23 @@ func TestUnhashedUndo(t *testing.T) {
 		})
 	}
 }
+
+// TestCallNumbers: a call's number is one past both the seq file's and
+// the log's last: a seq a crash took back, or left unreadable, never gives
+// a number the log has already.
+func TestCallNumbers(t *testing.T) {
+	dir := newTree(t, map[string]string{"a": "1\n"})
+	ch := call(t, dir, func() {})
+	h, err := open(settings())
+	must(t, err)
+	seq := filepath.Join(h.dir, "seq")
+	h.close()
+	for _, back := range []string{"1", "garbage", ""} {
+		must(t, os.WriteFile(seq, []byte(back), 0o600))
+		next := call(t, dir, func() {})
+		if next.Call != ch.Call+1 {
+			t.Fatalf("seq %q: call %d after call %d", back, next.Call, ch.Call)
+		}
+		ch = next
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -132,14 +133,7 @@ func open(s Settings) (*history, error) {
 		h.lock.Close()
 		return nil, err
 	}
-	// A temporary file here is one a toolkit killed mid-write left: every
-	// one is written under the lock, now held.
-	for _, pattern := range []string{"*.tmp", "trees/*.tmp", "trees/.index-*.tmp", "open/*.tmp"} {
-		stray, _ := filepath.Glob(filepath.Join(h.dir, pattern))
-		for _, p := range stray {
-			os.Remove(p)
-		}
-	}
+	swept.Do(h.sweep)
 	if s.Mode == Undo {
 		if h.store, err = pack.Open(filepath.Join(h.dir, "packs"), storeCap(h.dir, s.StoreCap)); err != nil {
 			h.close()
@@ -148,6 +142,24 @@ func open(s Settings) (*history, error) {
 		h.store.Live = h.live
 	}
 	return h, nil
+}
+
+// swept: a process sweeps history's temporary files once, at its first
+// open (a per-call toolkit at its call's first).
+var swept sync.Once
+
+// sweep removes the temporary files a toolkit killed mid-write left: each
+// is written under the lock, now held. One read of each directory.
+func (h *history) sweep() {
+	for _, sub := range []string{"", "trees", "open"} {
+		dir := filepath.Join(h.dir, sub)
+		names, _ := os.ReadDir(dir)
+		for _, e := range names {
+			if strings.HasSuffix(e.Name(), ".tmp") {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
 }
 
 // lockWait bounds the wait for history's lock: a toolkit stopped (SIGSTOP)
@@ -282,20 +294,20 @@ func (h *history) indexPath(tree string) string {
 	return filepath.Join(h.dir, "trees", treeID(tree)+".index")
 }
 
-// nextCall is a new call number, unique in the state directory.
+// nextCall is a new call number, unique in the state directory: one past
+// the last the seq file gives and the last the log has, so that seq is
+// written in place and never synced (a number a crash of the machine took
+// back from it is still in the log, whose ends are synced).
 func (h *history) nextCall() (int64, error) {
 	path := filepath.Join(h.dir, "seq")
 	b, _ := os.ReadFile(path)
 	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	n++
-	if err := writeSynced(path, []byte(strconv.FormatInt(n, 10)+"\n")); err != nil {
+	n = max(n, log.LastCall(h.dir)) + 1
+	if err := index.WriteLine(path, strconv.FormatInt(n, 10)); err != nil {
 		return 0, err
 	}
 	return n, nil
 }
-
-// writeSynced writes a small file whole: a temporary file, synced, renamed.
-func writeSynced(path string, b []byte) error { return index.WriteFile(path, b, true) }
 
 // gitHead is where a tree's HEAD points: its branch and commit.
 func gitHead(tree string) string {

@@ -379,11 +379,11 @@ func (h *history) readWatchPoint(tree string) watchPoint {
 	return p
 }
 
-// writeWatchPoint writes tree's watch point, unsynced: one lost or torn
-// is older than the index, or unreadable, and a point older than the index
-// only makes the next call walk more.
+// writeWatchPoint writes tree's watch point in place, unsynced: one lost
+// or torn is older than the index, or unreadable, and a point older than
+// the index only makes the next call walk more.
 func (h *history) writeWatchPoint(tree string, p watchPoint) error {
-	return os.WriteFile(h.watchFile(tree), fmt.Appendf(nil, "%d %d %d\n", p.Gen, p.Seq, p.Whole.UnixNano()), 0o600)
+	return index.WriteLine(h.watchFile(tree), fmt.Sprintf("%d %d %d", p.Gen, p.Seq, p.Whole.UnixNano()))
 }
 
 // maxAnswer bounds an answer a call reads: more, and it walks the whole

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -319,8 +320,10 @@ func checkKept(t *testing.T, round int) {
 }
 
 // checkStray: no temporary file of toolkit's is left, in the tree or in
-// the history, once the next toolkit has opened it.
+// the history, once the next toolkit has opened it (its first open, as
+// this process's is made again).
 func checkStray(t *testing.T, round int, tree, state string) {
+	swept = sync.Once{}
 	h, err := open(settings())
 	if err != nil {
 		t.Fatal(err)

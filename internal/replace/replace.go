@@ -60,6 +60,9 @@ type Staged struct {
 	// linkDest, when set, is what the staged symbolic link points to: a
 	// link, not a file, takes the target's place (StageLink).
 	linkDest string
+	// noSync: its content is not synced here; CommitAll syncs the file
+	// system once for a batch.
+	noSync bool
 
 	// Old is the file being replaced; nil for a new one.
 	Old os.FileInfo
@@ -152,13 +155,15 @@ const (
 // directory; dir, when not nil, is the target's directory, already open
 // (CommitAll's).
 func stage(r *root.Root, target string, like Like, what over, dir *os.File, write func(io.Writer) error) (*Staged, error) {
-	return stageNamed(r, target, like, what, dir, "", write)
+	return stageNamed(r, target, like, what, dir, "", true, write)
 }
 
 // stageNamed is stage; a named temporary file, where one is made, is
-// called name when it is not "" (a journal named it first).
-func stageNamed(r *root.Root, target string, like Like, what over, dir *os.File, name string, write func(io.Writer) error) (*Staged, error) {
-	s := &Staged{r: r, target: target, like: like, want: name}
+// called name when it is not "" (a journal named it first). Without sync,
+// the content is not synced: the caller syncs its file system once for
+// many (CommitAll's batches).
+func stageNamed(r *root.Root, target string, like Like, what over, dir *os.File, name string, sync bool, write func(io.Writer) error) (*Staged, error) {
+	s := &Staged{r: r, target: target, like: like, want: name, noSync: !sync}
 	if err := s.openDir(what, dir); err != nil {
 		return nil, err
 	}
@@ -326,7 +331,7 @@ func (s *Staged) fill(write func(io.Writer) error) error {
 	if s.like.Mode != 0 {
 		mode = s.like.Mode
 	}
-	if err := s.f.Chmod(mode); err != nil {
+	if err := s.f.Chmod(mode); err != nil || s.noSync {
 		return err
 	}
 	return s.f.Sync()
