@@ -136,7 +136,7 @@ func moreCases(e *benchEnv) []comparison {
 		comparison{
 			group: "history", name: "toolkit shell true with history on (its keeper watching), against it off, Go's source tree, the baseline kept",
 			base: []string{tk, "shell", "--cwd", tree, "true"}, tool: kept,
-			runs: e.runs, target: "≤ 1.5×", limit: 1.5,
+			runs: e.runs, target: "≤ 1.3×", limit: 1.3,
 			setup: func() error {
 				if err := makeTree(); err != nil {
 					return err
@@ -268,7 +268,7 @@ func historyChanges(e *benchEnv) []comparison {
 			base:   []string{"git", "-C", tree, "checkout", "-q", "--", "."},
 			tool:   []string{"sh", "-c", tk + " undo --history-keeper=false --call $(cat " + callFile + ")"},
 			before: changeAll,
-			runs:   e.runs, target: "≤ 0.75×, toolkit ≤ 1 s", limit: 0.75, maxMS: 1000,
+			runs:   e.runs, target: "≤ 1.0×, toolkit ≤ 1 s", limit: 1.0, maxMS: 1000,
 			setup: func() error {
 				if err := exec.Command(tk, "job", "--stop-all").Run(); err != nil {
 					return err
