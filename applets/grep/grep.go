@@ -336,18 +336,18 @@ func (s *search) wanted(rel, name string) bool {
 // bufs are the buffers files are searched in, one a goroutine: a free
 // list rather than a sync.Pool, which a collection empties (and the next
 // file's buffer would then fault its pages in afresh).
-var bufs = make(chan *[2][]byte, 64)
+var bufs = make(chan *[]byte, 64)
 
-func getBufs() *[2][]byte {
+func getBuf() *[]byte {
 	select {
 	case b := <-bufs:
 		return b
 	default:
-		return &[2][]byte{}
+		return new([]byte)
 	}
 }
 
-func putBufs(b *[2][]byte) {
+func putBuf(b *[]byte) {
 	select {
 	case bufs <- b:
 	default:
@@ -359,10 +359,10 @@ func putBufs(b *[2][]byte) {
 // up to its first NUL, as ripgrep reads it: one with a NUL is binary, and
 // counted if what comes before it matches.
 func (s *search) file(e walk.Entry) {
-	b := getBufs()
-	defer putBufs(b)
-	buf, nul, err := e.ReadText(b[0], MaxFile)
-	b[0] = buf[:0]
+	b := getBuf()
+	defer putBuf(b)
+	buf, nul, err := e.ReadText(*b, MaxFile)
+	*b = buf[:0]
 	switch {
 	case errors.Is(err, walk.ErrNotRegular):
 		return // swapped for a FIFO or device: never read
@@ -377,12 +377,7 @@ func (s *search) file(e walk.Entry) {
 	// Text in UTF-16 or UTF-32 with a byte-order mark (read's rule) is
 	// searched decoded; a UTF-8 byte-order mark is not part of line 1.
 	buf = text.Decode(buf, text.Detect(buf[:min(len(buf), text.SniffSize)], len(buf) <= text.SniffSize))
-	var lower []byte
-	if s.find.fold {
-		b[1] = lowerASCII(b[1], buf)
-		lower = b[1]
-	}
-	if !s.find.any(buf, lower) {
+	if !s.find.any(buf) {
 		return
 	}
 	enc, err := text.Binary(buf[:min(len(buf), text.SniffSize)], int64(len(buf)))
@@ -394,15 +389,15 @@ func (s *search) file(e walk.Entry) {
 	if s.newest {
 		mtime, _ = e.ModTime()
 	}
-	s.scan(buf, lower, s.display(e.Path), mtime)
+	s.scan(buf, s.display(e.Path), mtime)
 }
 
 // scan finds the matches in one file's bytes.
-func (s *search) scan(buf, lower []byte, display string, mtime time.Time) {
+func (s *search) scan(buf []byte, display string, mtime time.Time) {
 	var n int64
 	line, last := int64(1), 0
 	var hits []*hit
-	s.find.each(buf, lower, func(ls, le, ms, me int) bool {
+	s.find.each(buf, func(ls, le, ms, me int) bool {
 		line += int64(bytes.Count(buf[last:ls], []byte{'\n'}))
 		last = ls
 		n++

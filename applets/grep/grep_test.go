@@ -183,7 +183,7 @@ func TestFinderLines(t *testing.T) {
 		}
 		var got []string
 		buf := []byte(tc.text)
-		f.each(buf, nil, func(ls, le, ms, me int) bool {
+		f.each(buf, func(ls, le, ms, me int) bool {
 			got = append(got, string(buf[ls:le]))
 			return true
 		})
@@ -256,7 +256,7 @@ func TestMultiline(t *testing.T) {
 		}
 		var got [][2]string
 		buf := []byte(tc.text)
-		f.each(buf, nil, func(ls, le, ms, me int) bool {
+		f.each(buf, func(ls, le, ms, me int) bool {
 			lines := strings.Split(string(buf[ls:le]), "\n")
 			got = append(got, [2]string{lines[0], lines[len(lines)-1]})
 			return true

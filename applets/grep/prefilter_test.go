@@ -4,21 +4,42 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// plain is what a search without the prefilter finds: the pattern, made
-// to match within a line, run on each line on its own.
-func plain(f *finder, buf []byte) []string {
+// reference is the regular expression newFinder runs on a line, made
+// without the prefilter.
+func reference(t testing.TB, pattern string, fixed, ignoreCase bool) *regexp.Regexp {
+	if fixed {
+		pattern = regexp.QuoteMeta(pattern)
+	}
+	flags := syntax.Perl &^ syntax.OneLine
+	if ignoreCase {
+		flags |= syntax.FoldCase
+	}
+	tree, err := syntax.Parse(pattern, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree, err = withinLines(tree); err != nil {
+		t.Fatal(err)
+	}
+	return regexp.MustCompile(tree.String())
+}
+
+// everyLine is what a search without the prefilter finds: re run on each
+// line on its own.
+func everyLine(re *regexp.Regexp, buf []byte) []string {
 	var out []string
 	for ls := 0; ls < len(buf); {
 		le := len(buf)
 		if i := bytes.IndexByte(buf[ls:], '\n'); i >= 0 {
 			le = ls + i
 		}
-		if loc := f.re.FindIndex(buf[ls:le]); loc != nil {
+		if loc := re.FindIndex(buf[ls:le]); loc != nil {
 			out = append(out, fmt.Sprintf("%d-%d:%d-%d", ls, le, ls+loc[0], ls+loc[1]))
 		}
 		ls = le + 1
@@ -26,75 +47,139 @@ func plain(f *finder, buf []byte) []string {
 	return out
 }
 
-// found is what the finder finds, as plain says it.
+// found is what the finder finds, as everyLine says it.
 func found(f *finder, buf []byte) []string {
 	var out []string
-	f.each(buf, lowerASCII(nil, buf), func(ls, le, ms, me int) bool {
+	f.each(buf, func(ls, le, ms, me int) bool {
 		out = append(out, fmt.Sprintf("%d-%d:%d-%d", ls, le, ms, me))
 		return true
 	})
 	return out
 }
 
-// TestPrefilter: the literals a pattern's matches must hold, and the same
-// lines and matches with the prefilter as without, for the patterns models
-// type.
+// show writes a class string as a pattern: a byte alone as itself, a set
+// as [..] of its bytes.
+func show(cs classString) string {
+	var b strings.Builder
+	for i := range cs {
+		m := cs[i].members(256)
+		if len(m) == 1 {
+			b.WriteByte(m[0])
+			continue
+		}
+		b.WriteByte('[')
+		for j := 0; j < len(m); {
+			k := j
+			for k+1 < len(m) && m[k+1] == m[k]+1 {
+				k++
+			}
+			if k-j >= 2 {
+				fmt.Fprintf(&b, "%c-%c", m[j], m[k])
+			} else {
+				b.Write(m[j : k+1])
+			}
+			j = k + 1
+		}
+		b.WriteByte(']')
+	}
+	return b.String()
+}
+
+func shown(ss []scanner) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, show(s.cs))
+	}
+	return out
+}
+
+// TestPrefilter: the class strings a pattern's matches must hold, whether
+// they are the whole pattern, and the same lines and matches with the
+// prefilter as without, for the patterns models type.
 func TestPrefilter(t *testing.T) {
 	for _, tc := range []struct {
-		pattern string
-		fold    bool
-		lits    []string
+		pattern   string
+		ic, plain bool
+		need      []string
+		also      [][]string
 	}{
-		{`TODO|FIXME`, false, []string{"FIXME", "TODO"}},
-		{`fatal.error`, true, []string{"fatal"}},
-		{`errors\.New\("[a-z]`, false, []string{`errors.New("`}},
-		{`func \w+Handler`, false, []string{"Handler"}},
-		{`func.main`, false, []string{"func"}},
-		{`[a-z]+_[0-9]{3}`, false, nil},
-		{`(?i)task`, true, []string{"ta"}}, // k folds to the Kelvin sign
-		{`(?i)Mask|kit`, false, nil},
-		{`foo(bar|baz)+`, false, []string{"foo"}},
-		{`a|b*`, false, nil},
+		{`TODO|FIXME`, false, true, []string{"TODO", "FIXME"}, nil},
+		{`fatal.error`, true, false, []string{"[Ff][Aa][Tt][Aa][Ll]"}, [][]string{{"[Ee][Rr][Rr][Oo][Rr]"}}},
+		{`errors\.New\("[a-z]`, false, true, []string{`errors.New("[a-z]`}, nil},
+		{`func \w+Handler`, false, false, []string{"[0-9A-Z_a-z]Handler"}, [][]string{{"func [0-9A-Z_a-z]"}}},
+		{`func.main`, false, false, []string{"func"}, [][]string{{"main"}}},
+		{`[a-z]+_[0-9]{3}`, false, false, []string{"[a-z]_[0-9][0-9][0-9]"}, nil},
+		{`(?i)task`, false, false, []string{"[Tt][Aa]"}, nil}, // s and k fold outside ASCII
+		{`(?i)Mask|kit`, false, false, []string{"[Mm][Aa]", "[Ii][Tt]"}, nil},
+		{`foo(bar|baz)+`, false, false, []string{"fooba[rz]"}, nil},
+		{`\bword\b`, false, false, []string{"word"}, nil},
+		{`a|b*`, false, false, nil, nil},
+		{`x.y`, false, false, []string{"x"}, [][]string{{"y"}}},
+		{`ça`, false, true, []string{"\xc3\xa7a"}, nil},
+		{`(?i)é`, false, false, []string{"\xc3[\x89\xa9]"}, nil},
 	} {
-		ic := tc.fold && !strings.HasPrefix(tc.pattern, "(?i)")
-		f, err := newFinder(tc.pattern, false, ic, false)
+		f, err := newFinder(tc.pattern, false, tc.ic, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, l := range f.lits {
-			got = append(got, string(l))
+		var also [][]string
+		for _, ss := range f.also {
+			also = append(also, shown(ss))
 		}
-		if tc.lits != nil && (!slices.Equal(got, tc.lits) || f.fold != tc.fold) {
-			t.Errorf("%q: literals %q (fold %v), want %q (fold %v)", tc.pattern, got, f.fold, tc.lits, tc.fold)
+		if got := shown(f.need); !slices.Equal(got, tc.need) || f.plain != tc.plain || fmt.Sprint(also) != fmt.Sprint(tc.also) {
+			t.Errorf("%q: need %q also %q (plain %v), want %q also %q (plain %v)", tc.pattern, got, also, f.plain, tc.need, tc.also, tc.plain)
 		}
-		text := []byte("TODO: x\nfixme FIXME\nFATAL ERROR here\nerrors.New(\"bad\")\nfunc fooHandler() {\nfunc main() {}\nta\u212Ak\nabc_123\nfoobarbaz\n")
-		if a, b := found(f, text), plain(f, text); !slices.Equal(a, b) {
+		text := []byte("TODO: x\nfixme FIXME\nFATAL ERROR here\nerrors.New(\"bad\")\nfunc fooHandler() {\nfunc main() {}\nta\u212Ak\nabc_123\nfoobarbaz\nça É é\n")
+		if a, b := found(f, text), everyLine(reference(t, tc.pattern, false, tc.ic), text); !slices.Equal(a, b) {
 			t.Errorf("%q: with the prefilter %q, without %q", tc.pattern, a, b)
 		}
+	}
+}
+
+// TestPrefilterBounded: a class string longer than maxClass is searched
+// for by maxClass places of it, and a text of one byte repeated, every
+// byte a hit of the anchor, costs no more than maxClass checks a byte.
+func TestPrefilterBounded(t *testing.T) {
+	long := strings.Repeat("a", 1000) + "b"
+	f, err := newFinder(long, true, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.plain || len(f.need) != 1 || len(f.need[0].cs) != maxClass {
+		t.Fatalf("a literal of %d bytes: plain %v, a class string of %d places", len(long), f.plain, len(f.need[0].cs))
+	}
+	text := []byte(strings.Repeat("a", 1<<20))
+	if found(f, text) != nil {
+		t.Fatal("found in a text without it")
+	}
+	text = append(text, 'b')
+	if got := found(f, text); len(got) != 1 {
+		t.Fatalf("found %q", got)
 	}
 }
 
 // FuzzPrefilter: on any pattern and text, the prefiltered search finds the
 // lines and matches the pattern run on each line finds, byte for byte.
 func FuzzPrefilter(f *testing.F) {
-	for _, p := range []string{`TODO|FIXME`, `(?i)fatal.error`, `errors\.New\("[a-z]`, `func \w+Handler`, `func.main`, `(?i)ta(s|k)`, `a+b|c`, `x{2,}y`} {
-		f.Add(p, []byte("TODO x\nFIXME\nfatal ERROR\nerrors.New(\"a\")\nfunc xHandler\nfunc main\ntaſk TAK\naab c\nxxy\n"))
+	for _, p := range []string{`TODO|FIXME`, `(?i)fatal.error`, `errors\.New\("[a-z]`, `func \w+Handler`, `func.main`, `(?i)ta(s|k)`, `a+b|c`, `x{2,}y`, `[a-z]+_[0-9]{3}`, `ab|abc`, `\bis\b`, `(?i)ÉTÉ|été`} {
+		f.Add(p, []byte("TODO x\nFIXME\nfatal ERROR\nerrors.New(\"a\")\nfunc xHandler\nfunc main\ntaſk TAK\naab c\nxxy\nab_123 abc\nthis is\nÉté\n"))
 	}
 	f.Fuzz(func(t *testing.T, pattern string, text []byte) {
 		if len(pattern) > 64 || len(text) > 4096 {
 			return
 		}
-		if _, err := regexp.Compile(pattern); err != nil {
-			return
-		}
-		for _, ic := range []bool{false, true} {
-			fd, err := newFinder(pattern, false, ic, false)
-			if err != nil || fd.re == nil {
+		for _, fixed := range []bool{false, true} {
+			if _, err := regexp.Compile(pattern); err != nil && !fixed {
 				continue
 			}
-			if a, b := found(fd, text), plain(fd, text); !slices.Equal(a, b) {
-				t.Fatalf("%q (ignore case %v) in %q: with the prefilter %q, without %q", pattern, ic, text, a, b)
+			for _, ic := range []bool{false, true} {
+				fd, err := newFinder(pattern, fixed, ic, false)
+				if err != nil {
+					continue
+				}
+				if a, b := found(fd, text), everyLine(reference(t, pattern, fixed, ic), text); !slices.Equal(a, b) {
+					t.Fatalf("%q (fixed %v, ignore case %v) in %q: with the prefilter %q, without %q", pattern, fixed, ic, text, a, b)
+				}
 			}
 		}
 	})
@@ -111,7 +196,6 @@ func BenchmarkPrefilter(b *testing.B) {
 		}
 	}
 	buf := text.Bytes()
-	lower := lowerASCII(nil, buf)
 	for _, tc := range []struct {
 		pattern string
 		fold    bool
@@ -120,19 +204,20 @@ func BenchmarkPrefilter(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if a, p := found(f, buf), plain(f, buf); !slices.Equal(a, p) {
+		re := reference(b, tc.pattern, false, tc.fold)
+		if a, p := found(f, buf), everyLine(re, buf); !slices.Equal(a, p) {
 			b.Fatalf("%s: %d found, %d by every line", tc.pattern, len(a), len(p))
 		}
 		b.Run(tc.pattern+"/prefilter", func(b *testing.B) {
 			b.SetBytes(int64(len(buf)))
 			for b.Loop() {
-				f.each(buf, lower, func(int, int, int, int) bool { return true })
+				f.each(buf, func(int, int, int, int) bool { return true })
 			}
 		})
 		b.Run(tc.pattern+"/every-line", func(b *testing.B) {
 			b.SetBytes(int64(len(buf)))
 			for b.Loop() {
-				plain(f, buf)
+				everyLine(re, buf)
 			}
 		})
 	}
