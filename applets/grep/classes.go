@@ -22,7 +22,7 @@ import (
 // byteSet is a set of bytes.
 type byteSet [4]uint64
 
-func (s *byteSet) add(c byte)     { s[c>>6] |= 1 << (c & 63) }
+func (s *byteSet) add(c byte)      { s[c>>6] |= 1 << (c & 63) }
 func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
 
 func (s byteSet) union(t byteSet) byteSet {
