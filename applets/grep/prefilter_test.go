@@ -114,7 +114,7 @@ func TestPrefilter(t *testing.T) {
 		{`foo(bar|baz)+`, false, false, []string{"fooba[rz]"}, nil},
 		{`\bword\b`, false, false, []string{"word"}, nil},
 		{`a|b*`, false, false, nil, nil},
-		{`x.y`, false, false, []string{"x"}, [][]string{{"y"}}},
+		{`x.y`, false, false, []string{"y"}, [][]string{{"x"}}}, // y is the rarer
 		{`ça`, false, true, []string{"\xc3\xa7a"}, nil},
 		{`(?i)é`, false, false, []string{"\xc3[\x89\xa9]"}, nil},
 	} {

@@ -216,42 +216,91 @@ func Walk(ctx context.Context, start *os.Root, above ignore.Stack, top string, o
 		w.stats.Errors.Add(1)
 		return w.stats
 	}
-	workers := max(2, runtime.GOMAXPROCS(0))
-	// Each directory in the queue is open: the queue bounds how many are.
-	w.queue = make(chan dirWork, 256)
-	w.pending.Add(1)
-	w.queue <- dirWork{fd: fd, rel: "", stack: above}
+	w.cond.L = &w.mu
+	w.todo = []dirWork{{fd: fd, rel: "", stack: above}}
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for d := range w.queue {
-				w.dir(d) // closes d.fd
-				if w.pending.Add(-1) == 0 {
-					close(w.queue)
-				}
-			}
-		})
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		wg.Go(w.work)
 	}
 	wg.Wait()
 	return w.stats
 }
 
+// The walk's goroutines share one stack of directories to read. Each
+// takes the newest, reads it, puts its subdirectories on the stack (not
+// yet open: their names, and the open directory they are in), and only
+// then visits its files, so that a goroutine with nothing to do takes a
+// subdirectory at once rather than waiting for a directory of many files
+// to be searched. Newest first, the walk goes depth first, and the
+// directories open at once are about those on the way down.
 type walker struct {
-	ctx     context.Context
-	top     string
-	o       Options
-	visit   func(Entry) bool
-	stats   *Stats
-	queue   chan dirWork
-	pending atomic.Int64 // directories queued or being read
+	ctx   context.Context
+	top   string
+	o     Options
+	visit func(Entry) bool
+	stats *Stats
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	todo    []dirWork
+	reading int // directories taken from todo and being read
 }
 
-// dirWork is a directory to read: its descriptor, its path from the start,
-// and the ignore files that apply in it.
+// dirWork is a directory to read: its descriptor (or its name in parent),
+// its path from the start, and the ignore files that apply in it.
 type dirWork struct {
-	fd    int
-	rel   string
-	stack ignore.Stack
+	fd     int
+	parent *openDir
+	name   string
+	rel    string
+	stack  ignore.Stack
+}
+
+// openDir is a directory's descriptor, closed when the last of its reader
+// and its subdirectories waiting to be opened lets it go.
+type openDir struct {
+	fd   int
+	refs atomic.Int32
+}
+
+func (d *openDir) release() {
+	if d.refs.Add(-1) == 0 {
+		unix.Close(d.fd)
+	}
+}
+
+// work reads directories until none is left and none is being read.
+func (w *walker) work() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		for len(w.todo) == 0 && w.reading > 0 {
+			w.cond.Wait()
+		}
+		if len(w.todo) == 0 {
+			w.cond.Broadcast() // the walk is over: the others may stop too
+			return
+		}
+		d := w.todo[len(w.todo)-1]
+		w.todo = w.todo[:len(w.todo)-1]
+		w.reading++
+		w.mu.Unlock()
+		w.dir(d)
+		w.mu.Lock()
+		w.reading--
+	}
+}
+
+// push puts subdirectories of an open directory on the stack.
+func (w *walker) push(subs []dirWork) {
+	w.mu.Lock()
+	w.todo = append(w.todo, subs...)
+	w.mu.Unlock()
+	if len(subs) == 1 {
+		w.cond.Signal()
+	} else {
+		w.cond.Broadcast()
+	}
 }
 
 // fromTop is rel, a path from the start, from the top of the repository.
@@ -266,7 +315,27 @@ func (w *walker) fromTop(rel string) string {
 }
 
 func (w *walker) dir(d dirWork) {
-	defer unix.Close(d.fd)
+	if d.parent != nil {
+		// O_DIRECTORY refuses anything else before opening it (a FIFO
+		// put in its place is not waited on), so no O_NONBLOCK: a
+		// descriptor without it is read without Go's poller trying to
+		// take it.
+		fd, err := -1, error(nil)
+		if w.ctx.Err() == nil {
+			fd, err = unix.Openat(d.parent.fd, d.name, dirFlags, 0)
+		}
+		d.parent.release()
+		if err != nil {
+			w.stats.Errors.Add(1)
+		}
+		if fd < 0 {
+			return
+		}
+		d.fd = fd
+	}
+	self := &openDir{fd: d.fd}
+	self.refs.Store(1)
+	defer self.release()
 	if w.ctx.Err() != nil {
 		return
 	}
@@ -292,53 +361,41 @@ func (w *walker) dir(d dirWork) {
 			}
 		}
 	}
-	for _, e := range entries {
-		name := e.Name()
-		rel := name
-		if d.rel != "" {
-			rel = d.rel + "/" + name
-		}
-		isDir := e.IsDir()
-		switch {
-		case name == ".git" && !w.o.NoIgnore:
-			continue
-		case name[0] == '.' && !w.o.Hidden:
-			w.stats.Hidden.Add(1)
-			continue
-		case !w.o.NoIgnore && stack.Ignored(w.fromTop(rel), isDir):
-			w.stats.Ignored.Add(1)
-			if w.o.Ignored != nil && !isDir {
-				w.o.Ignored(Entry{Path: rel, Name: name, Type: e.Type(), dir: d.fd})
-			}
-			continue
-		}
-		if !w.visit(Entry{Path: rel, Name: name, Type: e.Type(), dir: d.fd}) || !isDir {
-			continue
-		}
-		// O_DIRECTORY refuses anything else before opening it (a FIFO put
-		// in its place is not waited on), so no O_NONBLOCK: a descriptor
-		// without it is read without Go's poller trying to take it.
-		sub, err := unix.Openat(d.fd, name, dirFlags, 0)
-		if err != nil {
-			w.stats.Errors.Add(1)
-			continue
-		}
-		next := dirWork{fd: sub, rel: rel, stack: stack}
-		w.pending.Add(1)
-		// Handed to another goroutine only when the queue is empty, that
-		// is when one may be waiting for work; otherwise read here and
-		// now, depth first. Each hand-over wakes a goroutine, and the
-		// runtime's idle threads then spin to steal it: handing over
-		// every directory made the walk slower the more cores it had.
-		if len(w.queue) == 0 {
-			select {
-			case w.queue <- next:
+	// Directories first, put on the stack for any goroutine to take; then
+	// the rest.
+	var subs []dirWork
+	for _, dirs := range []bool{true, false} {
+		for _, e := range entries {
+			isDir := e.IsDir()
+			if isDir != dirs {
 				continue
-			default:
+			}
+			name := e.Name()
+			rel := name
+			if d.rel != "" {
+				rel = d.rel + "/" + name
+			}
+			switch {
+			case name == ".git" && !w.o.NoIgnore:
+				continue
+			case name[0] == '.' && !w.o.Hidden:
+				w.stats.Hidden.Add(1)
+				continue
+			case !w.o.NoIgnore && stack.Ignored(w.fromTop(rel), isDir):
+				w.stats.Ignored.Add(1)
+				if w.o.Ignored != nil && !isDir {
+					w.o.Ignored(Entry{Path: rel, Name: name, Type: e.Type(), dir: d.fd})
+				}
+				continue
+			}
+			if w.visit(Entry{Path: rel, Name: name, Type: e.Type(), dir: d.fd}) && isDir {
+				subs = append(subs, dirWork{parent: self, name: name, rel: rel, stack: stack})
 			}
 		}
-		w.dir(next)
-		w.pending.Add(-1)
+		if dirs && len(subs) > 0 {
+			self.refs.Add(int32(len(subs)))
+			w.push(subs)
+		}
 	}
 }
 
