@@ -59,8 +59,13 @@ func run(argv []string) int {
 		// would close the descriptors handed to it.
 		return confine.RunWrapped(argv[1:])
 	}
-	proc.Harden()
 	args := dispatch(argv)
+	if len(args) == 2 && (args[1] == "--version" || args[1] == "-v") {
+		// Asked before anything is set up: it runs nothing.
+		fmt.Printf("toolkit version %s\n", version)
+		return outcome.StatusDone
+	}
+	proc.Harden()
 	if len(args) == 3 && args[1] == jobs.KeeperName {
 		// A job's keeper: not a command a person runs, and it lives long,
 		// so it skips the command line's set-up.
@@ -75,14 +80,16 @@ func run(argv []string) int {
 		// toolkit help [APPLET] is toolkit [APPLET] --help.
 		args = append(append([]string{"toolkit"}, args[2:]...), "--help")
 	}
-	app := newApp()
+	name := ""
 	if len(args) > 1 {
-		if t, ok := applets.Find(args[1]); ok && t.FlagsAfterArgs {
-			args = append(args[:2:2], cmdline.FlagsFirst(t.Command(), args[2:])...)
+		name = args[1]
+	}
+	app := newApp(name)
+	if cmd := app.Command(name); cmd != nil {
+		if t, ok := applets.Find(name); ok && t.FlagsAfterArgs {
+			args = append(args[:2:2], cmdline.FlagsFirst(cmd, args[2:])...)
 		}
-		if cmd := app.Command(args[1]); cmd != nil {
-			args = append(args[:2:2], cmdline.JoinSwitches(cmd, args[2:])...)
-		}
+		args = append(args[:2:2], cmdline.JoinSwitches(cmd, args[2:])...)
 	}
 	err := app.Run(args)
 	if exit, ok := errors.AsType[cli.ExitCoder](err); ok {
@@ -124,19 +131,48 @@ func links() []string {
 	return names
 }
 
-func newApp() *cli.App {
+// others are toolkit's commands that are not applets, by name.
+var others = []struct {
+	name string
+	make func() *cli.Command
+}{
+	{"call", call.Command},
+	{"info", info.Command},
+	{"schema", schema.Command},
+	{"mcp", func() *cli.Command { return mcp.Command(version) }},
+	{"links", func() *cli.Command {
+		return &cli.Command{
+			Name: "links", Hidden: true, Usage: "list the names of toolkit's links, one a line (install.sh makes them)",
+			Action: func(c *cli.Context) error {
+				_, err := fmt.Fprintln(c.App.Writer, strings.Join(links(), "\n"))
+				return err
+			},
+		}
+	}},
+}
+
+// newApp is toolkit's command line. Only the command named is built, when
+// name is one: a call pays for its own flags, not every applet's. Any
+// other name (none, --help, a name that is no command's) gets them all.
+func newApp(name string) *cli.App {
 	var cmds []*cli.Command
-	for _, t := range applets.All() {
+	if t, ok := applets.Find(name); ok {
 		cmds = append(cmds, t.Command())
 	}
-	slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
-	cmds = append(cmds, call.Command(), info.Command(), schema.Command(), mcp.Command(version), &cli.Command{
-		Name: "links", Hidden: true, Usage: "list the names of toolkit's links, one a line (install.sh makes them)",
-		Action: func(c *cli.Context) error {
-			_, err := fmt.Fprintln(c.App.Writer, strings.Join(links(), "\n"))
-			return err
-		},
-	})
+	for _, o := range others {
+		if o.name == name {
+			cmds = append(cmds, o.make())
+		}
+	}
+	if cmds == nil {
+		for _, t := range applets.All() {
+			cmds = append(cmds, t.Command())
+		}
+		slices.SortFunc(cmds, func(a, b *cli.Command) int { return strings.Compare(a.Name, b.Name) })
+		for _, o := range others {
+			cmds = append(cmds, o.make())
+		}
+	}
 	return &cli.App{
 		Name:                      "toolkit",
 		HelpName:                  "toolkit",

@@ -6,7 +6,6 @@ package text
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"unicode"
@@ -158,13 +157,99 @@ func LooksBinary(b []byte) bool {
 	return invalid*10 > len(b)*3
 }
 
-// MimeType names the kind of a binary file, as net/http guesses it.
+// MimeType names the kind of a binary file from its first bytes, as
+// net/http's DetectContentType names the kinds that are not text (its
+// table, without the HTML and XML a binary file is not): a head with no
+// control character but tab, line ends, form feed and escape is
+// text/plain; anything else unknown application/octet-stream. It is
+// written here so that toolkit's every call does not link net/http for it.
 func MimeType(head []byte) string {
-	t := http.DetectContentType(head)
-	if i := strings.IndexByte(t, ';'); i >= 0 {
-		t = t[:i]
+	head = head[:min(len(head), 512)]
+	for _, s := range signatures {
+		if len(head) < len(s.magic) {
+			continue
+		}
+		ok := true
+		for i := 0; i < len(s.magic); i++ { // bytes, not runes
+			m := byte(0xFF)
+			if s.mask != "" {
+				m = s.mask[i]
+			}
+			if head[i]&m != s.magic[i] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return s.kind
+		}
 	}
-	return t
+	if isMP4(head) {
+		return "video/mp4"
+	}
+	for _, c := range head {
+		if c <= 0x08 || c == 0x0B || 0x0E <= c && c <= 0x1A || 0x1C <= c && c <= 0x1F {
+			return "application/octet-stream"
+		}
+	}
+	return "text/plain"
+}
+
+// signatures are the first bytes of kinds of files, each byte of magic
+// compared under the mask's (all of it where there is no mask).
+var signatures = []struct{ magic, mask, kind string }{
+	{"%PDF-", "", "application/pdf"},
+	{"%!PS-Adobe-", "", "application/postscript"},
+	{"\xFE\xFF\x00\x00", "\xFF\xFF\x00\x00", "text/plain"},
+	{"\xFF\xFE\x00\x00", "\xFF\xFF\x00\x00", "text/plain"},
+	{"\xEF\xBB\xBF\x00", "\xFF\xFF\xFF\x00", "text/plain"},
+	{"\x00\x00\x01\x00", "", "image/x-icon"},
+	{"\x00\x00\x02\x00", "", "image/x-icon"},
+	{"BM", "", "image/bmp"},
+	{"GIF87a", "", "image/gif"},
+	{"GIF89a", "", "image/gif"},
+	{"RIFF\x00\x00\x00\x00WEBPVP", "\xFF\xFF\xFF\xFF\x00\x00\x00\x00\xFF\xFF\xFF\xFF\xFF\xFF", "image/webp"},
+	{"\x89PNG\x0D\x0A\x1A\x0A", "", "image/png"},
+	{"\xFF\xD8\xFF", "", "image/jpeg"},
+	{"FORM\x00\x00\x00\x00AIFF", "\xFF\xFF\xFF\xFF\x00\x00\x00\x00\xFF\xFF\xFF\xFF", "audio/aiff"},
+	{"ID3", "", "audio/mpeg"},
+	{"OggS\x00", "", "application/ogg"},
+	{"MThd\x00\x00\x00\x06", "", "audio/midi"},
+	{"RIFF\x00\x00\x00\x00AVI ", "\xFF\xFF\xFF\xFF\x00\x00\x00\x00\xFF\xFF\xFF\xFF", "video/avi"},
+	{"RIFF\x00\x00\x00\x00WAVE", "\xFF\xFF\xFF\xFF\x00\x00\x00\x00\xFF\xFF\xFF\xFF", "audio/wave"},
+	{"\x1A\x45\xDF\xA3", "", "video/webm"},
+	{"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00LP",
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xFF\xFF", "application/vnd.ms-fontobject"},
+	{"\x00\x01\x00\x00", "", "font/ttf"},
+	{"OTTO", "", "font/otf"},
+	{"ttcf", "", "font/collection"},
+	{"wOFF", "", "font/woff"},
+	{"wOF2", "", "font/woff2"},
+	{"\x1F\x8B\x08", "", "application/x-gzip"},
+	{"PK\x03\x04", "", "application/zip"},
+	{"Rar!\x1A\x07\x00", "", "application/x-rar-compressed"},
+	{"Rar!\x1A\x07\x01\x00", "", "application/x-rar-compressed"},
+	{"\x00\x61\x73\x6D", "", "application/wasm"},
+}
+
+// isMP4 says whether head starts an ISO media file of an MP4 brand.
+func isMP4(head []byte) bool {
+	if len(head) < 12 {
+		return false
+	}
+	size := int(head[0])<<24 | int(head[1])<<16 | int(head[2])<<8 | int(head[3])
+	if len(head) < size || size%4 != 0 || string(head[4:8]) != "ftyp" {
+		return false
+	}
+	for i := 8; i+3 <= size; i += 4 {
+		if i == 12 {
+			continue // the minor version
+		}
+		if string(head[i:i+3]) == "mp4" {
+			return true
+		}
+	}
+	return false
 }
 
 // Binary is what a file is refused for, when it is binary: nil for text.

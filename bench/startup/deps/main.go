@@ -1,0 +1,35 @@
+// Command deps prints a line, or with the argument sh execs sh -c true,
+// as hello and shtrue do, linking every package outside the standard
+// library that toolkit's own packages import (deps_test.go keeps the list
+// whole): the floor of toolkit's start that its dependencies set, which
+// toolkit --version and toolkit shell true are measured against.
+package main
+
+import (
+	"os"
+	"syscall"
+
+	_ "github.com/bmatcuk/doublestar/v4"
+	_ "github.com/creack/pty"
+	_ "github.com/go-json-experiment/json"
+	_ "github.com/go-json-experiment/json/jsontext"
+	_ "github.com/google/jsonschema-go/jsonschema"
+	_ "github.com/landlock-lsm/go-landlock/landlock"
+	_ "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	_ "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	_ "github.com/modelcontextprotocol/go-sdk/mcp"
+	_ "github.com/urfave/cli/v2"
+	_ "golang.org/x/sys/unix"
+	_ "golang.org/x/text/encoding"
+	_ "golang.org/x/text/encoding/unicode"
+	_ "golang.org/x/text/encoding/unicode/utf32"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "sh" {
+		err := syscall.Exec("/bin/sh", []string{"sh", "-c", "true"}, os.Environ())
+		os.Stderr.WriteString(err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Stdout.WriteString("hello\n")
+}
