@@ -67,28 +67,42 @@ func moreCases(e *benchEnv) []comparison {
 		runs: e.runs, target: "≤ 1.0×", limit: 1.0, setup: warm,
 	})
 
-	// Start-up: static Go programs built with install.sh's flags.
-	hello, shtrue := e.path("hello"), e.path("shtrue")
-	build := func(bin, pkg string) func() error {
+	// Start-up: static Go programs built with install.sh's flags, each
+	// side started 200 times in a loop.
+	hello, shtrue, deps, loop := e.path("hello"), e.path("shtrue"), e.path("deps"), e.path("loop")
+	build := func(bins ...string) func() error {
 		return func() error {
-			cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("%v: %s", err, out)
+			for i := 0; i < len(bins); i += 2 {
+				cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-trimpath", "-ldflags", "-s -w", "-o", bins[i], bins[i+1])
+				cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					return fmt.Errorf("%v: %s", err, out)
+				}
 			}
 			return nil
 		}
 	}
+	starts := func(cmd ...string) []string { return append([]string{loop, "200"}, cmd...) }
 	out = append(out,
 		comparison{
-			group: "startup", name: "toolkit --version, against a static Go program that prints a line",
-			base: []string{hello}, tool: []string{tk, "--version"},
-			runs: 8 * e.runs, target: "≤ 1.25×", limit: 1.25, setup: build(hello, "./bench/startup/hello"),
+			group: "startup", name: "toolkit --version, 200 starts, against a static Go program that prints a line",
+			base: starts(hello), tool: starts(tk, "--version"),
+			runs: e.runs, target: "≤ 1.25×", limit: 1.25, setup: build(loop, "./bench/startup/loop", hello, "./bench/startup/hello"),
 		},
 		comparison{
-			group: "startup", name: "toolkit shell true, against a static Go program that execs sh -c true",
-			base: []string{shtrue}, tool: []string{tk, "shell", "true"},
-			runs: 8 * e.runs, target: "≤ 1.3×", limit: 1.3, setup: build(shtrue, "./bench/startup/shtrue"),
+			group: "startup", name: "toolkit --version, 200 starts, against that program linking every package toolkit's packages import (bench/startup/deps)",
+			base: starts(deps), tool: starts(tk, "--version"),
+			runs: e.runs, target: "≤ 1.05×", limit: 1.05, setup: build(loop, "./bench/startup/loop", deps, "./bench/startup/deps"),
+		},
+		comparison{
+			group: "startup", name: "toolkit shell true, 200 starts, against a static Go program that execs sh -c true",
+			base: starts(shtrue), tool: starts(tk, "shell", "true"),
+			runs: e.runs, target: "(the row below sets it)", setup: build(loop, "./bench/startup/loop", shtrue, "./bench/startup/shtrue"),
+		},
+		comparison{
+			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps execing sh -c true",
+			base: starts(deps, "sh"), tool: starts(tk, "shell", "true"),
+			runs: e.runs, target: "≤ 1.3×", limit: 1.3, setup: build(loop, "./bench/startup/loop", deps, "./bench/startup/deps"),
 		},
 	)
 
