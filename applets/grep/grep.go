@@ -377,7 +377,8 @@ func (s *search) file(e walk.Entry) {
 	// Text in UTF-16 or UTF-32 with a byte-order mark (read's rule) is
 	// searched decoded; a UTF-8 byte-order mark is not part of line 1.
 	buf = text.Decode(buf, text.Detect(buf[:min(len(buf), text.SniffSize)], len(buf) <= text.SniffSize))
-	if !s.find.any(buf) {
+	from := s.find.first(buf)
+	if from < 0 {
 		return
 	}
 	enc, err := text.Binary(buf[:min(len(buf), text.SniffSize)], int64(len(buf)))
@@ -389,15 +390,15 @@ func (s *search) file(e walk.Entry) {
 	if s.newest {
 		mtime, _ = e.ModTime()
 	}
-	s.scan(buf, s.display(e.Path), mtime)
+	s.scan(buf, from, s.display(e.Path), mtime)
 }
 
 // scan finds the matches in one file's bytes.
-func (s *search) scan(buf []byte, display string, mtime time.Time) {
+func (s *search) scan(buf []byte, from int, display string, mtime time.Time) {
 	var n int64
 	line, last := int64(1), 0
 	var hits []*hit
-	s.find.each(buf, func(ls, le, ms, me int) bool {
+	s.find.each(buf, from, func(ls, le, ms, me int) bool {
 		line += int64(bytes.Count(buf[last:ls], []byte{'\n'}))
 		last = ls
 		n++

@@ -183,7 +183,7 @@ func TestFinderLines(t *testing.T) {
 		}
 		var got []string
 		buf := []byte(tc.text)
-		f.each(buf, func(ls, le, ms, me int) bool {
+		f.each(buf, 0, func(ls, le, ms, me int) bool {
 			got = append(got, string(buf[ls:le]))
 			return true
 		})
@@ -256,7 +256,7 @@ func TestMultiline(t *testing.T) {
 		}
 		var got [][2]string
 		buf := []byte(tc.text)
-		f.each(buf, func(ls, le, ms, me int) bool {
+		f.each(buf, 0, func(ls, le, ms, me int) bool {
 			lines := strings.Split(string(buf[ls:le]), "\n")
 			got = append(got, [2]string{lines[0], lines[len(lines)-1]})
 			return true
@@ -315,3 +315,28 @@ func TestMultilineAgainstGrep(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestPastFirstRead: lines past the first read of a file (64 KiB), one of
+// them across its end, are found and numbered, in a file that matches
+// first there and in one that matches before it too.
+func TestPastFirstRead(t *testing.T) {
+	dir := t.TempDir()
+	filler := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 1024) // 64 KiB
+	cross := filler[:len(filler)-3] + "NEEDLE across\n"                                                 // line 1024 holds the end of the first read
+	for name, text := range map[string]string{
+		"late.txt":  cross + filler + "a NEEDLE late\n",
+		"early.txt": "NEEDLE early\n" + cross + "a NEEDLE late\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"NEEDLE", "N[E]EDLE", "(?i)needle"} {
+		o := run(t, dir, Args{Pattern: p})
+		for _, want := range []string{"late.txt:1024:", "late.txt:2049:a NEEDLE late", "early.txt:1:NEEDLE early", "early.txt:1025:", "early.txt:1026:a NEEDLE late"} {
+			if !strings.Contains(o.Text, want) {
+				t.Errorf("%s: no %q in\n%s", p, want, o.Text)
+			}
+		}
+	}
+}

@@ -50,7 +50,7 @@ func everyLine(re *regexp.Regexp, buf []byte) []string {
 // found is what the finder finds, as everyLine says it.
 func found(f *finder, buf []byte) []string {
 	var out []string
-	f.each(buf, func(ls, le, ms, me int) bool {
+	f.each(buf, 0, func(ls, le, ms, me int) bool {
 		out = append(out, fmt.Sprintf("%d-%d:%d-%d", ls, le, ms, me))
 		return true
 	})
@@ -211,7 +211,7 @@ func BenchmarkPrefilter(b *testing.B) {
 		b.Run(tc.pattern+"/prefilter", func(b *testing.B) {
 			b.SetBytes(int64(len(buf)))
 			for b.Loop() {
-				f.each(buf, func(int, int, int, int) bool { return true })
+				f.each(buf, 0, func(int, int, int, int) bool { return true })
 			}
 		})
 		b.Run(tc.pattern+"/every-line", func(b *testing.B) {

@@ -169,19 +169,19 @@ func withinLines(re *syntax.Regexp) (*syntax.Regexp, error) {
 	return re, nil
 }
 
-// each calls fn for each line of buf that matches, in order: where the
-// line starts and ends (without its \n), and where the match in it starts
-// and ends. fn returns false to stop.
-func (f *finder) each(buf []byte, fn func(ls, le, ms, me int) bool) {
+// each calls fn for each line of buf that matches from the line that
+// starts at from on, in order: where the line starts and ends (without its
+// \n), and where the match in it starts and ends. fn returns false to stop.
+func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 	if f.multi {
-		f.eachSpan(buf, fn)
+		f.eachSpan(buf, from, fn)
 		return
 	}
 	var caches [maxLits]cache
 	for i := range caches {
 		caches[i] = newCache()
 	}
-	pos := 0
+	pos := from
 	// A line ends at its \n; after a last \n there is no line, and an
 	// empty text has none.
 	for pos < len(buf) {
@@ -252,8 +252,8 @@ func (f *finder) holdsAlso(line []byte) bool {
 // match's first line and the end of its last one, and the search goes on
 // after that line, so that a line is in one match at most. Each attempt
 // starts where the last match's lines end: the search is linear.
-func (f *finder) eachSpan(buf []byte, fn func(ls, le, ms, me int) bool) {
-	for pos := 0; pos < len(buf); {
+func (f *finder) eachSpan(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
+	for pos := from; pos < len(buf); {
 		loc := f.re.FindIndex(buf[pos:])
 		if loc == nil {
 			return
@@ -275,12 +275,12 @@ func (f *finder) eachSpan(buf []byte, fn func(ls, le, ms, me int) bool) {
 	}
 }
 
-// any reports whether buf holds a matching line.
-func (f *finder) any(buf []byte) bool {
-	found := false
-	f.each(buf, func(int, int, int, int) bool {
-		found = true
+// first is where buf's first matching line starts, or -1.
+func (f *finder) first(buf []byte) int {
+	at := -1
+	f.each(buf, 0, func(ls, _, _, _ int) bool {
+		at = ls
 		return false
 	})
-	return found
+	return at
 }
