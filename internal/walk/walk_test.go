@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -464,5 +465,94 @@ func TestReadText(t *testing.T) {
 		if err != nil || len(got) != tc.n || binary != tc.binary {
 			t.Errorf("%s: %d bytes, binary %v, %v; want %d, %v", name, len(got), binary, err, tc.n, tc.binary)
 		}
+	}
+}
+
+// openFDs counts the process's open descriptors.
+func openFDs(t *testing.T) int {
+	names, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(names)
+}
+
+// TestSharedStack: the walk's goroutines, sharing one stack of
+// directories, visit every entry once, keep out of a directory a visit
+// refuses, stop when told, and leave no directory open after.
+func TestSharedStack(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 7))
+	want := map[string]bool{}
+	var mk func(rel string, depth int)
+	mk = func(rel string, depth int) {
+		for i := range 1 + rng.IntN(5) {
+			name := fmt.Sprintf("%s/f%d", rel, i)
+			want[name[1:]] = true
+			if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if depth == 0 {
+			return
+		}
+		for i := range 2 + rng.IntN(2) {
+			name := fmt.Sprintf("%s/d%d", rel, i)
+			want[name[1:]] = true
+			if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			mk(name, depth-1)
+		}
+	}
+	mk("", 5)
+	if len(want) < 400 {
+		t.Fatalf("a tree of %d entries", len(want))
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	before := openFDs(t)
+	walk := func(ctx context.Context, visit func(Entry) bool) map[string]int {
+		var mu sync.Mutex
+		seen := map[string]int{}
+		Walk(ctx, r, nil, "", Options{NoIgnore: true}, func(e Entry) bool {
+			mu.Lock()
+			seen[e.Path]++
+			mu.Unlock()
+			return visit(e)
+		})
+		if n := openFDs(t); n != before {
+			t.Fatalf("%d descriptors open after the walk, %d before", n, before)
+		}
+		return seen
+	}
+	seen := walk(context.Background(), func(Entry) bool { return true })
+	for p := range want {
+		if seen[p] != 1 {
+			t.Errorf("%s visited %d times", p, seen[p])
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("%d entries visited, %d there", len(seen), len(want))
+	}
+	seen = walk(context.Background(), func(e Entry) bool { return e.Path != "d0" })
+	for p := range seen {
+		if strings.HasPrefix(p, "d0/") {
+			t.Fatalf("%s visited in a directory refused", p)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var n atomic.Int64
+	seen = walk(ctx, func(Entry) bool {
+		if n.Add(1) == 50 {
+			cancel()
+		}
+		return true
+	})
+	if len(seen) >= len(want) {
+		t.Errorf("a walk stopped at its 50th entry visited all %d", len(seen))
 	}
 }
