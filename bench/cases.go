@@ -294,6 +294,12 @@ func cases(e *benchEnv) []comparison {
 			runs: 20, target: "≤ 3.0× (median of 20 runs each)", limit: 3.0,
 		},
 		{
+			group: "shell", name: "256 MiB of output (yes … | head -c 256M), cut and its whole kept, against the same pipeline into cat >/dev/null",
+			base: []string{"/bin/sh", "-c", "yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c 256M | cat >/dev/null"},
+			tool: []string{tk, "shell", "yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c 256M"},
+			runs: e.runs, target: "≤ 2.0×", limit: 2.0,
+		},
+		{
 			group: "shell", name: "toolkit shell --confine true true, against toolkit shell true (Landlock's re-exec)",
 			base: []string{tk, "shell", "--root", e.path("box"), "true"}, tool: []string{tk, "shell", "--root", e.path("box"), "--confine", "true", "true"},
 			runs: 20, target: "≤ 1.3× (median of 20 runs each)", limit: 1.3,

@@ -300,6 +300,7 @@ func BenchmarkHasFailure(b *testing.B) {
 		"digits": bytes.Repeat([]byte("1234567890 42.5 0x1f\n"), 3000),
 		"zeros":  make([]byte, 64<<10),
 		"cjk":    bytes.Repeat([]byte("エラーは起きていません。処理は正常に終了しました。ex\xe3\x81\x82\n"), 800),
+		"yes":    bytes.Repeat([]byte("abcdefghijklmnopqrstuvwxyz0123456789\n"), 2000),
 	} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(chunk)))
@@ -354,16 +355,27 @@ func TestHasFailure(t *testing.T) {
 	}
 }
 
-// TestNoLetters: every byte value, at every place of the eight, alone among
-// bytes that are no letters.
-func TestNoLetters(t *testing.T) {
-	for c := range 256 {
-		isLetter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-		for at := range 8 {
-			b := []byte("0123456\x00")
-			b[at] = byte(c)
-			if noLetters(b) == isLetter {
-				t.Fatalf("noLetters(%q) = %v", b, !isLetter)
+// TestWordAtEveryPlace: each word, in lower, upper and mixed case, is
+// found at every place from the start of a text, whatever its place among
+// those hasFailure looks at first, and at its end; a word with one letter
+// changed is not.
+func TestWordAtEveryPlace(t *testing.T) {
+	for _, w := range words {
+		mixed := []byte(w)
+		for i := 0; i < len(mixed); i += 2 {
+			mixed[i] -= 'a' - 'A'
+		}
+		for _, form := range []string{w, strings.ToUpper(w), string(mixed)} {
+			for at := range 12 {
+				text := strings.Repeat("0", at) + form
+				if !hasFailure([]byte(text)) || !hasFailure([]byte(text+" 12345 abc")) {
+					t.Errorf("%q not found", text)
+				}
+				wrong := []byte(text)
+				wrong[at+len(form)/2] = 'q'
+				if hasFailure(wrong) {
+					t.Errorf("%q found", wrong)
+				}
 			}
 		}
 	}

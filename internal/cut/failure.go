@@ -1,7 +1,5 @@
 package cut
 
-import "encoding/binary"
-
 // The words that make a line look like a failure, in lower case.
 var words = []string{"error", "fail", "fatal", "panic", "exception", "traceback"}
 
@@ -18,58 +16,68 @@ var (
 	final uint64      // the bits of the words' last letters
 )
 
+// pairs are the pairs of letters side by side in a word, in every case, by
+// their two bytes. A word is four letters or more, so that each place of
+// it holds, at most two bytes in, a place a multiple of three from the
+// start of the text that starts one of its pairs: only those places are
+// looked at until one does.
+var pairs [1 << 16 / 64]uint64
+
+// minWord is the length of the shortest word.
+const minWord = 4
+
 func init() {
 	bit := 0
 	for _, w := range words {
+		if len(w) < minWord || len(w) > maxWord {
+			panic("cut: a failure word of " + w)
+		}
 		first |= 1 << bit
 		for i := 0; i < len(w); i++ {
 			masks[w[i]] |= 1 << bit
 			masks[w[i]-'a'+'A'] |= 1 << bit
 			bit++
+			if i > 0 {
+				for _, a := range []byte{w[i-1], w[i-1] - 'a' + 'A'} {
+					for _, b := range []byte{w[i], w[i] - 'a' + 'A'} {
+						k := int(a)<<8 | int(b)
+						pairs[k/64] |= 1 << (k % 64)
+					}
+				}
+			}
 		}
 		final |= 1 << (bit - 1)
 	}
 }
 
-// hasFailure reports whether b contains one of the words, in any case.
-// Eight bytes without a letter hold no word and end any match begun before
-// them, so they are passed over at once: most of a stream of zeros or
-// digits costs a load and a few operations per eight bytes.
+// hasFailure reports whether b contains one of the words, in any case. It
+// looks at the places a multiple of three in; where one starts a pair of a
+// word, the shift-and reads the bytes around it that a word holding the
+// pair may span (from two bytes before it), going on from where it last
+// stopped when that is near. A text of no words' pairs costs two loads and
+// a test every three bytes; one of nothing but pairs is read once.
 func hasFailure(b []byte) bool {
-	var d, seen uint64
-	step := func(block []byte) {
-		for _, c := range block {
-			d = (d<<1 | first) & masks[c]
-			seen |= d
-		}
-	}
-	i := 0
-	for ; i+8 <= len(b) && seen&final == 0; i += 8 {
-		if noLetters(b[i:]) {
-			d = 0
+	var d uint64
+	read := 0 // the shift-and has read b up to here, and d is its state
+	for p := 0; p+1 < len(b); p += 3 {
+		k := int(b[p])<<8 | int(b[p+1])
+		if pairs[k/64]&(1<<(k%64)) == 0 {
 			continue
 		}
-		step(b[i : i+8])
+		from := max(p-2, 0)
+		if from <= read {
+			from = read
+		} else {
+			d = 0
+		}
+		to := min(len(b), p+maxWord)
+		for _, c := range b[from:to] {
+			d = (d<<1 | first) & masks[c]
+			if d&final != 0 {
+				return true
+			}
+		}
+		read = to
 	}
-	if seen&final == 0 {
-		step(b[i:])
-	}
-	return seen&final != 0
-}
-
-// noLetters reports whether the eight bytes at the start of b hold no ASCII
-// letter. It works on the eight as one uint64 (the "has a byte between m and
-// n" trick of Sean Anderson's Bit Twiddling Hacks): setting bit 0x20 makes
-// every letter lower case and moves no other byte into 'a'..'z', and bytes
-// ≥ 0x80 are left out by the final mask.
-func noLetters(b []byte) bool {
-	const (
-		lo8 = 0x0101010101010101
-		hi8 = 0x8080808080808080
-	)
-	w := binary.LittleEndian.Uint64(b) | lo8*0x20
-	const m, n = 'a' - 1, 'z' + 1
-	low := w & (lo8 * 0x7f)
-	between := (lo8*(127+n) - low) &^ w & (low + lo8*(127-m)) & hi8
-	return between == 0
+	return false
 }
