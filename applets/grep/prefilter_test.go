@@ -136,6 +136,23 @@ func TestPrefilter(t *testing.T) {
 	}
 }
 
+// TestNotUTF8: a literal that is not UTF-8 (Latin-1 from the command
+// line) is found as its bytes, as before the class strings; a longer one
+// than they check is refused, saying why.
+func TestNotUTF8(t *testing.T) {
+	f, err := newFinder("caf\xe9", false, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := []byte("cafe\nun caf\xe9 cr\xe8me\n")
+	if got := found(f, text); !slices.Equal(got, []string{"5-18:8-12"}) {
+		t.Errorf("found %q", got)
+	}
+	if _, err := newFinder(strings.Repeat("\xe9", maxClass+1), true, false, false); err == nil {
+		t.Error("a literal of 33 bytes not UTF-8 was taken")
+	}
+}
+
 // TestPrefilterBounded: a class string longer than maxClass is searched
 // for by maxClass places of it, and a text of one byte repeated, every
 // byte a hit of the anchor, costs no more than maxClass checks a byte.

@@ -3,9 +3,11 @@ package grep
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"unicode/utf8"
 )
 
 // finder finds the lines of a text that match a pattern. The regular
@@ -31,6 +33,10 @@ type finder struct {
 func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, error) {
 	if multiline {
 		return newMultiFinder(pattern, fixed, ignoreCase)
+	}
+	literal := fixed || regexp.QuoteMeta(pattern) == pattern
+	if literal && !ignoreCase && !utf8.ValidString(pattern) {
+		return bytesFinder(pattern)
 	}
 	expr := pattern
 	if fixed {
@@ -74,6 +80,23 @@ func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, erro
 		}
 	}
 	return f, nil
+}
+
+// bytesFinder finds a literal that is not UTF-8 (a person's bytes of a
+// legacy encoding, from the command line), which no regular expression
+// can say: as its bytes, up to maxClass of them.
+func bytesFinder(lit string) (*finder, error) {
+	if len(lit) > maxClass {
+		return nil, fmt.Errorf("a literal that is not UTF-8 is looked for up to %d bytes; this one has %d", maxClass, len(lit))
+	}
+	cs := make(classString, len(lit))
+	for i := 0; i < len(lit); i++ {
+		if lit[i] == '\n' {
+			return nil, errLineEnd
+		}
+		cs[i].add(lit[i])
+	}
+	return &finder{need: []scanner{newScanner(cs)}, plain: true}, nil
 }
 
 // plainOf is the class strings a pattern's matches are, in its order of
