@@ -172,6 +172,8 @@ func TestFinderLines(t *testing.T) {
 		{"b$", "ab\r\nab\n", []string{"ab\r", "ab"}},
 		{"^$", "\n\ntest\n", []string{"", ""}},
 		{"^$", "", nil},
+		{`\z`, "a\n\nb\n", []string{"a", "", "b"}}, // each line a text of its own, as ripgrep's
+		{`\Ab|c\z`, "ab\nb\nc\r\ncd\n", []string{"b", "c\r"}},
 		{`[xw][^y]*[zq]`, "x\nz\nxz\n", []string{"xz"}},
 		{`(?s)a.b`, "a\nb\naxb\n", []string{"axb"}},
 		{`\D+`, "1\n2\n", nil},

@@ -177,8 +177,15 @@ func withinLines(re *syntax.Regexp) (*syntax.Regexp, error) {
 			return nil, errLineEnd
 		}
 		re.Rune = kept
-	case syntax.OpEndLine:
+	case syntax.OpBeginText:
+		// Each line is a text of its own: \A is its start (ripgrep's
+		// \Ac finds the c that starts a line).
+		re.Op = syntax.OpBeginLine
+	case syntax.OpEndLine, syntax.OpEndText:
 		// \r?$: the \r is cut from the line shown, as every line's is.
+		// Each line is a text of its own: \z is its end (ripgrep's
+		// b\z finds the b that ends a line).
+		re.Op = syntax.OpEndLine
 		cr := &syntax.Regexp{Op: syntax.OpQuest, Sub: []*syntax.Regexp{{Op: syntax.OpLiteral, Rune: []rune{'\r'}}}}
 		return &syntax.Regexp{Op: syntax.OpConcat, Sub: []*syntax.Regexp{cr, re}}, nil
 	}
