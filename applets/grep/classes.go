@@ -4,6 +4,7 @@ package grep
 
 import (
 	"bytes"
+	"math"
 	"regexp/syntax"
 	"slices"
 	"unicode"
@@ -346,7 +347,6 @@ const maxClass = 32
 // scanner finds a class string in a text.
 type scanner struct {
 	cs    classString
-	whole int    // the length of the class string cs was cut from
 	at    int    // the anchor: the rarest place of cs
 	keys  []byte // the anchor's bytes, when they are few
 	table byteSet
@@ -356,12 +356,23 @@ type scanner struct {
 const maxKeys = 3
 
 func newScanner(cs classString) scanner {
-	s := scanner{cs: cs, whole: len(cs)}
+	s := scanner{cs: cs}
 	if len(cs) > maxClass {
-		best, cost := 0, 2.0
-		for i := 0; i+maxClass <= len(cs); i++ {
-			if c := cs[i : i+maxClass].cost(); c < cost {
-				best, cost = i, c
+		// The rarest window, by the sum of its places' logarithms, slid
+		// along once: a literal of any length costs a look at each place.
+		logs := make([]float64, len(cs))
+		for i := range cs {
+			logs[i] = math.Log(cs[i].freq())
+		}
+		sum := 0.0
+		for _, l := range logs[:maxClass] {
+			sum += l
+		}
+		best, least := 0, sum
+		for i := maxClass; i < len(cs); i++ {
+			sum += logs[i] - logs[i-maxClass]
+			if sum < least {
+				best, least = i-maxClass+1, sum
 			}
 		}
 		s.cs = cs[best : best+maxClass]
