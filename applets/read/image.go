@@ -20,6 +20,7 @@ import (
 
 	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
+	"toolkit/internal/text"
 )
 
 // The media types read recognises by a file's first bytes.
@@ -104,7 +105,7 @@ type ImageFacts struct {
 // which is read whole.
 func readMedia(ctx context.Context, a Args, src *source, typ string) outcome.Outcome {
 	if src.size > MaxWhole {
-		return outcome.Failure("%s: a %s of %s; toolkit shows pictures and documents of up to %d MiB", a.Path, typ, size(int(src.size)), MaxWhole>>20)
+		return outcome.Failure("%s: a %s of %s; toolkit shows pictures and documents of up to %d MiB", a.Path, typ, text.Bytes(src.size), MaxWhole>>20)
 	}
 	if o, bad := misplaced(a, typ); bad {
 		return o
@@ -146,7 +147,7 @@ func readImage(ctx context.Context, a Args, data []byte, typ string) outcome.Out
 		return outcome.Failure("%s: %s", a.Path, err)
 	}
 	var line strings.Builder
-	fmt.Fprintf(&line, "[image %s: %d×%d %s, %s", name, facts.Width, facts.Height, facts.Format, size(len(data)))
+	fmt.Fprintf(&line, "[image %s: %d×%d %s, %s", name, facts.Width, facts.Height, facts.Format, text.Bytes(int64(len(data))))
 	if typ == typeGIF {
 		line.WriteString(" (its first frame)")
 	}
@@ -157,7 +158,7 @@ func readImage(ctx context.Context, a Args, data []byte, typ string) outcome.Out
 		sent = data
 		line.WriteString(", sent as it is]\n")
 	} else {
-		fmt.Fprintf(&line, " → %d×%d %s, %s]\n", facts.SentWidth, facts.SentHeight, strings.TrimPrefix(strings.ToUpper(facts.SentType), "IMAGE/"), size(len(sent)))
+		fmt.Fprintf(&line, " → %d×%d %s, %s]\n", facts.SentWidth, facts.SentHeight, strings.TrimPrefix(strings.ToUpper(facts.SentType), "IMAGE/"), text.Bytes(int64(len(sent))))
 	}
 	facts.SentBytes = len(sent)
 	sum := replace.SHA256(data)
@@ -220,7 +221,7 @@ func picture(ctx context.Context, data []byte, typ string, region []int, lim ima
 		f := math.Sqrt(float64(lim.bytes)/float64(base64.StdEncoding.EncodedLen(len(sent)))) * 0.9
 		w, h = max(1, int(float64(w)*f)), max(1, int(float64(h)*f))
 	}
-	return facts, nil, fmt.Errorf("cannot make the picture fit in %s; not shown", size(lim.bytes))
+	return facts, nil, fmt.Errorf("cannot make the picture fit in %s; not shown", text.Bytes(int64(lim.bytes)))
 }
 
 // brief is a decoder's error without its package's prefix.
@@ -351,7 +352,7 @@ func webp(data []byte, region []int, lim imageLimits) (ImageFacts, []byte, error
 	case region != nil:
 		return facts, nil, fmt.Errorf("toolkit does not crop a WebP (it does not decode them); convert it to PNG (dwebp, or convert) and read that")
 	case !lim.fits(w, h, len(data)):
-		return facts, nil, fmt.Errorf("a %d×%d WebP of %s is over this host's limits (%d pixels a side, %.2f megapixels, %s) and toolkit does not scale a WebP (it does not decode them); convert it to PNG (dwebp, or convert) and read that", w, h, size(len(data)), lim.edge, float64(lim.pixels)/1e6, size(lim.bytes))
+		return facts, nil, fmt.Errorf("a %d×%d WebP of %s is over this host's limits (%d pixels a side, %.2f megapixels, %s) and toolkit does not scale a WebP (it does not decode them); convert it to PNG (dwebp, or convert) and read that", w, h, text.Bytes(int64(len(data))), lim.edge, float64(lim.pixels)/1e6, text.Bytes(int64(lim.bytes)))
 	}
 	return facts, nil, nil
 }
@@ -386,16 +387,4 @@ func webpSize(d []byte) (w, h int, err error) {
 		return 0, 0, errors.New("a picture of no pixels")
 	}
 	return w, h, nil
-}
-
-// size words a count of bytes as a person reads it: 900 bytes, 412 KB,
-// 2.1 MB (powers of 1000).
-func size(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1_000_000:
-		return fmt.Sprintf("%d KB", (n+500)/1000)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }

@@ -64,9 +64,9 @@ func readPDF(ctx context.Context, a Args, data []byte) outcome.Outcome {
 		maxPages = DefaultPDFMaxPages
 	}
 	if len(data) > maxBytes || pages > maxPages {
-		return outcome.Failure("%s: a PDF of %s and %s is over this host's limits for a document (%s, %d pages); read some of its pages as text with pages, such as \"1-10\"", a.Path, size(len(data)), count, size(maxBytes), maxPages)
+		return outcome.Failure("%s: a PDF of %s and %s is over this host's limits for a document (%s, %d pages); read some of its pages as text with pages, such as \"1-10\"", a.Path, text.Bytes(int64(len(data))), count, text.Bytes(int64(maxBytes)), maxPages)
 	}
-	o := outcome.Success(fmt.Sprintf("[PDF %s: %s, %s]\n", name, size(len(data)), count), d)
+	o := outcome.Success(fmt.Sprintf("[PDF %s: %s, %s]\n", name, text.Bytes(int64(len(data))), count), d)
 	o.Media = &outcome.Media{Type: typePDF, Name: name, Data: data}
 	return o
 }
@@ -109,7 +109,7 @@ func pdfText(ctx context.Context, a Args, data []byte, pages int, d Details) out
 			b.WriteString(l)
 		}
 		if full {
-			fmt.Fprintf(&b, "[cut at %s of text in page %d; read on with pages \"%d-%d\"]\n", size(limit), n, n, last)
+			fmt.Fprintf(&b, "[cut at %s of text in page %d; read on with pages \"%d-%d\"]\n", text.Bytes(int64(limit)), n, n, last)
 			break
 		}
 	}

@@ -127,7 +127,7 @@ func (c *comparer) keep(content []byte, sum [32]byte) (bool, string) {
 	case c.h.store == nil:
 		return false, "history only reports (--history report)"
 	case int64(len(content)) > c.h.s.MaxFile:
-		return false, fmt.Sprintf("too large (%s; history keeps files of up to %s)", size(int64(len(content))), size(c.h.s.MaxFile))
+		return false, fmt.Sprintf("too large (%s; history keeps files of up to %s)", text.Bytes(int64(len(content))), text.Bytes(c.h.s.MaxFile))
 	}
 	if c.h.store.Has(sum) {
 		return true, ""
@@ -174,7 +174,7 @@ func (c *comparer) notKept(e *index.Entry) string {
 	case c.h.store == nil:
 		return "history only reports (--history report)"
 	case e.IsReg() && e.Size > c.h.s.MaxFile:
-		return fmt.Sprintf("too large (%s; history keeps files of up to %s)", size(e.Size), size(c.h.s.MaxFile))
+		return fmt.Sprintf("too large (%s; history keeps files of up to %s)", text.Bytes(e.Size), text.Bytes(c.h.s.MaxFile))
 	case e.Flags&index.Heavy != 0:
 		return heavyWhy
 	case e.Flags&index.Stored != 0:
@@ -358,16 +358,4 @@ func collapse(files []log.File, big map[string]int) []log.File {
 		}
 	}
 	return out
-}
-
-// size words a count of bytes as read's pictures do: 900 bytes, 412 KB,
-// 2.1 MB.
-func size(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1_000_000:
-		return fmt.Sprintf("%d KB", (n+500)/1000)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }

@@ -102,7 +102,7 @@ func detail(f outcome.ChangedFile) string {
 	case f.Added != nil && f.Removed == nil:
 		parts = append(parts, fmt.Sprintf("+%d", *f.Added))
 	case f.Mode == "" && !strings.HasSuffix(f.Path, "/"):
-		parts = append(parts, size(f.Bytes))
+		parts = append(parts, text.Bytes(f.Bytes))
 	}
 	if f.Mode != "" {
 		parts = append(parts, "mode "+f.Mode)

@@ -12,6 +12,7 @@ import (
 	"toolkit/internal/history/pack"
 	"toolkit/internal/replace"
 	"toolkit/internal/root"
+	"toolkit/internal/text"
 )
 
 // readBack looks at each path the undo changed once it is done: what
@@ -157,7 +158,7 @@ func (c *comparer) undoneRecords(u undone) ([]log.File, bool) {
 	if u.was.Bytes != nil {
 		gone.PreKept, gone.Why = c.keep(u.was.Bytes, hashOf(u.was.Bytes))
 	} else if wk == regular || wk == symlink {
-		gone.Why = fmt.Sprintf("too large (history keeps files of up to %s)", size(c.h.s.MaxFile))
+		gone.Why = fmt.Sprintf("too large (history keeps files of up to %s)", text.Bytes(c.h.s.MaxFile))
 	}
 	came := log.File{Path: u.path, Status: "A", Dir: nk == directory, Post: u.now.SHA256, PostMode: u.now.Mode, Bytes: u.now.Size}
 	if u.now.Bytes != nil {

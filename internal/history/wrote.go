@@ -135,7 +135,7 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *i
 			fr.Pre = hex.EncodeToString(sum[:])
 			fr.PreKept, fr.Why = cmp.keep(w.Before, sum)
 		case w.Existed:
-			fr.Why = fmt.Sprintf("too large (history keeps files of up to %s)", size(h.s.MaxFile))
+			fr.Why = fmt.Sprintf("too large (history keeps files of up to %s)", text.Bytes(h.s.MaxFile))
 		}
 		if w.Exists && w.After == nil {
 			// Written as it came (a person's stdin): read back.

@@ -34,6 +34,19 @@ func Count(n int64, what string) string {
 	return strconv.FormatInt(n, 10) + " " + what + "s"
 }
 
+// Bytes words a count of bytes as a person reads it, in powers of 1000:
+// "900 bytes", "412 KB", "2.1 MB". (cut.Size, for outputs, counts in
+// powers of 1024.)
+func Bytes(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%d KB", (n+500)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
 // MaxLineChars is the longest a line is shown, in characters: read cuts a
 // longer one there, and edit's diff cuts one around its change.
 const MaxLineChars = 2000

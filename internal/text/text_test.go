@@ -77,3 +77,12 @@ func FuzzDetect(f *testing.F) {
 		}
 	})
 }
+
+// TestBytes: sizes as read's pictures and history's lines say them.
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{900: "900 bytes", 412_300: "412 KB", 2_140_000: "2.1 MB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
