@@ -13,6 +13,7 @@ import (
 	"toolkit/internal/history/log"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
+	"toolkit/internal/replace"
 	"toolkit/internal/root"
 )
 
@@ -243,7 +244,7 @@ func (h *history) last(tree string) int64 {
 // setLast is written in place, not synced: after a crash of the machine,
 // the next call may say "since" an earlier call.
 func (h *history) setLast(tree string, n int64) {
-	_ = index.WriteLine(h.lastFile(tree), strconv.FormatInt(n, 10))
+	_ = replace.WriteLine(h.lastFile(tree), strconv.FormatInt(n, 10))
 }
 
 func (h *history) lastFile(tree string) string {

@@ -303,7 +303,7 @@ func (h *history) nextCall() (int64, error) {
 	b, _ := os.ReadFile(path)
 	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	n = max(n, log.LastCall(h.dir)) + 1
-	if err := index.WriteLine(path, strconv.FormatInt(n, 10)); err != nil {
+	if err := replace.WriteLine(path, strconv.FormatInt(n, 10)); err != nil {
 		return 0, err
 	}
 	return n, nil

@@ -23,6 +23,7 @@ import (
 	"toolkit/internal/history/index"
 	"toolkit/internal/history/watch"
 	"toolkit/internal/proc"
+	"toolkit/internal/replace"
 	"toolkit/internal/state"
 	"toolkit/internal/walk"
 )
@@ -383,7 +384,7 @@ func (h *history) readWatchPoint(tree string) watchPoint {
 // or torn is older than the index, or unreadable, and a point older than
 // the index only makes the next call walk more.
 func (h *history) writeWatchPoint(tree string, p watchPoint) error {
-	return index.WriteLine(h.watchFile(tree), fmt.Sprintf("%d %d %d", p.Gen, p.Seq, p.Whole.UnixNano()))
+	return replace.WriteLine(h.watchFile(tree), fmt.Sprintf("%d %d %d", p.Gen, p.Seq, p.Whole.UnixNano()))
 }
 
 // maxAnswer bounds an answer a call reads: more, and it walks the whole

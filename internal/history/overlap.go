@@ -12,6 +12,7 @@ import (
 	"toolkit/internal/history/index"
 	"toolkit/internal/history/log"
 	"toolkit/internal/proc"
+	"toolkit/internal/replace"
 	"toolkit/internal/state"
 	"toolkit/internal/tempfile"
 )
@@ -50,7 +51,7 @@ func (h *history) saveViews(tree string, self int64) {
 			continue // no index yet: its first scan makes it
 		}
 		if b, err := os.ReadFile(index.DeltaPath(path)); err == nil {
-			_ = index.WriteFile(index.DeltaPath(view), b, false)
+			_ = replace.WriteFile(index.DeltaPath(view), b, false)
 		}
 	}
 }

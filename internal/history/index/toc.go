@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"toolkit/internal/replace"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,7 +61,7 @@ func writeTOC(index string, sum [32]byte, marks []tocMark) error {
 		b = append(b, m.path...)
 	}
 	own := sha256.Sum256(b)
-	return WriteFile(tocPath(index), append(b, own[:]...), false)
+	return replace.WriteFile(tocPath(index), append(b, own[:]...), false)
 }
 
 // toc is a table as read.

@@ -20,8 +20,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"golang.org/x/sys/unix"
 
-	"toolkit/internal/history/index"
 	"toolkit/internal/proc"
+	"toolkit/internal/replace"
 )
 
 // Record is a line of calls.jsonl: a call's beginning, or its end with
@@ -201,7 +201,7 @@ func compact(dir string) error {
 			out = append(out, l.line...)
 		}
 	}
-	return index.WriteFile(filepath.Join(dir, "calls.jsonl"), out, true)
+	return replace.WriteFile(filepath.Join(dir, "calls.jsonl"), out, true)
 }
 
 // Line is a line of the log as read: whether it lists files, its lists
@@ -272,7 +272,7 @@ type OpenCall struct {
 func MarkOpen(dir string, n int64, tree string) error {
 	self, _ := proc.Lookup(os.Getpid())
 	b, _ := json.Marshal(OpenCall{Tree: tree, RawTree: AsBytes(tree), Pid: os.Getpid(), Started: self.Start})
-	return index.WriteFile(filepath.Join(dir, "open", strconv.FormatInt(n, 10)), b, false)
+	return replace.WriteFile(filepath.Join(dir, "open", strconv.FormatInt(n, 10)), b, false)
 }
 
 // OpenCalls are the calls on tree begun and not ended: those whose process

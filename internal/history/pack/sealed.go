@@ -11,8 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-
-	"golang.org/x/sys/unix"
+	"toolkit/internal/replace"
 )
 
 // A sealed pack, one the store appends to no more, has its records sorted
@@ -61,13 +60,7 @@ func (s *Store) seal(n int) error {
 	}
 	sortRecords(recs)
 	sum := sha256.Sum256(recs)
-	tmp := s.sidxPath(n) + ".tmp"
-	if err := writeSynced(tmp, append(recs, sum[:]...)); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, s.sidxPath(n)); err != nil {
-		os.Remove(tmp)
+	if err := replace.WriteFile(s.sidxPath(n), append(recs, sum[:]...), true); err != nil {
 		return err
 	}
 	return os.Remove(s.idxPath(n))
@@ -96,23 +89,6 @@ func sortRecords(recs []byte) {
 		sorted = append(sorted, recs[i*idxRecord:(i+1)*idxRecord]...)
 	}
 	copy(recs, sorted)
-}
-
-// writeSynced writes b to a new file at path and syncs it.
-func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // loadSealed reads sealed pack n's records, checked whole against their

@@ -1,33 +1,35 @@
-package index
+package replace
 
 import (
 	"fmt"
 	"os"
 )
 
-// WriteFile writes a small file whole: a temporary file, renamed; synced
-// first where a machine's crash must not lose it. A kill never leaves it
-// half written either way: the page cache outlives the process.
+// WriteFile writes a small file of toolkit's own state whole (history's
+// index parts, its call log, a pack's sorted records): a temporary file,
+// renamed, or removed if the write failed; synced first where a machine's
+// crash must not lose it. A kill never leaves it half written either way:
+// the page cache outlives the process.
 func WriteFile(path string, b []byte, sync bool) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
+	_, err = f.Write(b)
+	if err == nil && sync {
+		err = f.Sync()
 	}
-	if sync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return err
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	return os.Rename(tmp, path)
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // lineWidth is the width WriteLine pads a line to.
