@@ -10,6 +10,21 @@ import (
 	"testing"
 )
 
+// imports are the paths the Go file at path imports.
+func imports(t *testing.T, path string) []string {
+	t.Helper()
+	parsed, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, imp := range parsed.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		out = append(out, p)
+	}
+	return out
+}
+
 // TestAppletsImportNoApplet: an applet imports no other applet, only
 // internal/; the presenters (call, info, mcp, schema) reach the applets through
 // this registry alone. Test files count too, but for the registry's own.
@@ -24,12 +39,7 @@ func TestAppletsImportNoApplet(t *testing.T) {
 		}
 		files, _ := filepath.Glob(filepath.Join(d.Name(), "*.go"))
 		for _, f := range files {
-			parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, imp := range parsed.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
+			for _, path := range imports(t, f) {
 				switch {
 				case path == "toolkit/applets" && (d.Name() == "call" || d.Name() == "info" || d.Name() == "mcp" || d.Name() == "schema"):
 				case path == "toolkit/applets" || strings.HasPrefix(path, "toolkit/applets/"):
@@ -60,12 +70,8 @@ func TestExecOnlyInProc(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		parsed, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		for _, imp := range parsed.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == "os/exec" {
+		for _, p := range imports(t, path) {
+			if p == "os/exec" {
 				t.Errorf("%s imports os/exec: start a child through internal/proc (proc.Launch, proc.StartChild)", path)
 			}
 		}
@@ -89,12 +95,7 @@ func TestHistoryIsAWrapper(t *testing.T) {
 			t.Fatalf("no Go files in internal/%s", dir)
 		}
 		for _, f := range files {
-			parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, imp := range parsed.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
+			for _, path := range imports(t, f) {
 				if path == history || path == history+"/track" || dir == "cmdline" && strings.HasPrefix(path, history+"/") {
 					t.Errorf("%s imports %s", f, path)
 				}
