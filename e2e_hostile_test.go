@@ -120,14 +120,7 @@ func TestNoForgedAnswers(t *testing.T) {
 func TestClosedOutputStops(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip(err)
-	}
-	nap := filepath.Join(dir, "nap")
-	if err := os.Symlink(sleep, nap); err != nil {
-		t.Fatal(err)
-	}
+	nap := sleepLink(t, dir, "nap")
 	cmd := toolkitCmd("shell", "--stream", "--timeout", "600", "--cwd", dir, `echo a; sleep 0.5; echo b; "`+nap+`" 3903`)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -32,16 +32,9 @@ func TestManyJobs(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc to count processes with")
 	}
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip(err)
-	}
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
-	marker := filepath.Join(dir, "many-jobs-marker")
-	if err := os.Symlink(sleep, marker); err != nil {
-		t.Fatal(err)
-	}
+	marker := sleepLink(t, dir, "many-jobs-marker")
 	t.Cleanup(func() { killMarked(dir) })
 	n := 12 // 50 at full size: ./check --ci
 	if full() {

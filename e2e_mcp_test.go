@@ -40,14 +40,7 @@ func startMCP(t *testing.T, args ...string) *mcpServer {
 func startMCPWith(t *testing.T, opts *sdk.ClientOptions, args ...string) *mcpServer {
 	t.Helper()
 	dir := t.TempDir()
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip(err)
-	}
-	nap := filepath.Join(dir, "nap")
-	if err := os.Symlink(sleep, nap); err != nil {
-		t.Fatal(err)
-	}
+	nap := sleepLink(t, dir, "nap")
 	cmd := toolkitCmd(append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(cmd.Env, "TOOLKIT_STATE="+filepath.Join(dir, "state"))
@@ -108,10 +101,27 @@ func noneLeft(t *testing.T, marker string) {
 	}
 }
 
-// escapee is a command whose helpers leave its session and clear their
-// environment, then waits: nothing but the whole tree's stop can end them.
-func (s *mcpServer) escapee() string {
-	return fmt.Sprintf(`(setsid env -i %q 3601 &); setsid %q 3602 & touch started; %q 3603`, s.nap, s.nap, s.nap)
+// escapee is a command whose helpers (nap, a link to sleep) leave its
+// session and clear their environment, then waits: nothing but the whole
+// tree's stop can end them.
+func escapee(nap string) string {
+	return fmt.Sprintf(`(setsid env -i %q 3601 &); setsid %q 3602 & touch started; %q 3603`, nap, nap, nap)
+}
+
+// sleepLink makes dir/name, a link to sleep whose path marks the test's
+// processes (killMarked, noneLeft); the test is skipped where there is
+// no sleep.
+func sleepLink(t *testing.T, dir, name string) string {
+	t.Helper()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip(err)
+	}
+	link := filepath.Join(dir, name)
+	if err := os.Symlink(sleep, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
 }
 
 // sdkShutdown stops a stdio server as the TypeScript and Python SDKs'
@@ -139,33 +149,28 @@ func sdkShutdown(cmd *exec.Cmd, stdin io.Closer) (time.Duration, bool) {
 	return time.Since(start), false
 }
 
-// TestMCPClientShutdown: a client that shuts the server down the way the
-// SDKs do while a call runs leaves nothing running, and the server exits
-// of itself before the SIGKILL, having answered the call.
-func TestMCPClientShutdown(t *testing.T) {
-	t.Parallel()
+// shutDownDuringCall starts toolkit mcp with args in a directory of its
+// own, has it run command(nap) in a shell call (nap: a link to sleep that
+// marks the test's processes; the command touches "started" once it runs),
+// and then shuts the server down as the SDKs' clients do. The server must
+// end of itself, before the SIGKILL, and leave nothing running. It returns
+// what the server wrote to stdout and stderr.
+func shutDownDuringCall(t *testing.T, args []string, command func(nap string) string) (stdout, stderr string) {
+	t.Helper()
 	dir := t.TempDir()
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip(err)
-	}
-	nap := filepath.Join(dir, "nap")
-	if err := os.Symlink(sleep, nap); err != nil {
-		t.Fatal(err)
-	}
-	cmd := toolkitCmd("mcp")
+	nap := sleepLink(t, dir, "nap")
+	cmd := toolkitCmd(append([]string{"mcp"}, args...)...)
 	cmd.Dir = dir
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	escapee := fmt.Sprintf(`(setsid env -i %q 3601 &); setsid %q 3602 & touch started; %q 3603`, nap, nap, nap)
-	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "shell", "arguments": map[string]any{"command": escapee, "cwd": dir}}})
+	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "shell", "arguments": map[string]any{"command": command(nap), "cwd": dir}}})
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+string(call)+"\n")
 	waitFile(t, filepath.Join(dir, "started"))
@@ -174,11 +179,20 @@ func TestMCPClientShutdown(t *testing.T) {
 		t.Fatalf("the server had to be killed (after %v)", took)
 	}
 	noneLeft(t, dir)
-	if !strings.Contains(stdout.String(), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"[stopped: toolkit received SIGTERM; terminated]`) {
-		t.Errorf("the call's answer: %s", stdout.String())
+	return out.String(), errOut.String()
+}
+
+// TestMCPClientShutdown: a client that shuts the server down the way the
+// SDKs do while a call runs leaves nothing running, and the server exits
+// of itself before the SIGKILL, having answered the call.
+func TestMCPClientShutdown(t *testing.T) {
+	t.Parallel()
+	stdout, stderr := shutDownDuringCall(t, nil, escapee)
+	if !strings.Contains(stdout, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"[stopped: toolkit received SIGTERM; terminated]`) {
+		t.Errorf("the call's answer: %s", stdout)
 	}
-	if stderr.Len() > 0 {
-		t.Errorf("the server said: %s", stderr.String())
+	if stderr != "" {
+		t.Errorf("the server said: %s", stderr)
 	}
 }
 
@@ -188,38 +202,11 @@ func TestMCPClientShutdown(t *testing.T) {
 // running, and ends of itself before the SIGKILL.
 func TestMCPShutdownWithinTheSDKWindow(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip(err)
-	}
-	nap := filepath.Join(dir, "nap")
-	if err := os.Symlink(sleep, nap); err != nil {
-		t.Fatal(err)
-	}
-	cmd := toolkitCmd("mcp", "--grace", "5s")
-	cmd.Dir = dir
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stubborn := fmt.Sprintf(`trap "" TERM; touch started; %q 3604`, nap)
-	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "shell", "arguments": map[string]any{"command": stubborn, "cwd": dir}}})
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+string(call)+"\n")
-	waitFile(t, filepath.Join(dir, "started"))
-	took, itself := sdkShutdown(cmd, stdin)
-	if !itself {
-		t.Fatalf("the server had to be killed (after %v)", took)
-	}
-	noneLeft(t, dir)
-	if !strings.Contains(stdout.String(), `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"[stopped: toolkit received SIGTERM; killed at once after a second`) {
-		t.Errorf("the call's answer: %s", stdout.String())
+	stdout, _ := shutDownDuringCall(t, []string{"--grace", "5s"}, func(nap string) string {
+		return fmt.Sprintf(`trap "" TERM; touch started; %q 3604`, nap)
+	})
+	if !strings.Contains(stdout, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"[stopped: toolkit received SIGTERM; killed at once after a second`) {
+		t.Errorf("the call's answer: %s", stdout)
 	}
 }
 
@@ -278,7 +265,7 @@ func TestMCPKilledServerLeavesNothing(t *testing.T) {
 	t.Parallel()
 	s := startMCP(t)
 	go func() {
-		_, _, _ = s.call(context.Background(), "shell", map[string]any{"command": s.escapee(), "cwd": s.dir})
+		_, _, _ = s.call(context.Background(), "shell", map[string]any{"command": escapee(s.nap), "cwd": s.dir})
 	}()
 	waitFile(t, filepath.Join(s.dir, "started"))
 	if err := s.cmd.Process.Kill(); err != nil {
@@ -293,7 +280,7 @@ func TestMCPKilledServerLeavesNothing(t *testing.T) {
 func TestMCPTimeoutAndCancelStopEscapees(t *testing.T) {
 	t.Parallel()
 	s := startMCP(t)
-	text, _, err := s.call(context.Background(), "shell", map[string]any{"command": s.escapee(), "cwd": s.dir, "timeout_secs": 1})
+	text, _, err := s.call(context.Background(), "shell", map[string]any{"command": escapee(s.nap), "cwd": s.dir, "timeout_secs": 1})
 	if err != nil || !strings.Contains(text, "[timed out after 1 s; terminated]") {
 		t.Fatalf("%q, %v", text, err)
 	}
@@ -303,7 +290,7 @@ func TestMCPTimeoutAndCancelStopEscapees(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := s.call(ctx, "shell", map[string]any{"command": s.escapee(), "cwd": s.dir})
+		_, _, err := s.call(ctx, "shell", map[string]any{"command": escapee(s.nap), "cwd": s.dir})
 		done <- err
 	}()
 	waitFile(t, filepath.Join(s.dir, "started"))
