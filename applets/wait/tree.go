@@ -26,8 +26,13 @@ import (
 
 // tree is the directory a wait looks at, walked as grep walks it.
 type tree struct {
-	dir string
-	o   walk.Options
+	dir  string
+	o    walk.Options
+	skip string // the state directory, where it is inside the tree
+}
+
+func newTree(dir string, o walk.Options) *tree {
+	return &tree{dir: dir, o: o, skip: skipOf(dir)}
 }
 
 // stat is what a file's stat said: a change of any of it is a write.
@@ -54,18 +59,18 @@ func (t *tree) watch(ctx context.Context) (*watch.Watcher, snapshot, error) {
 		var err error
 		files, err = t.walk(ctx, add)
 		return err
-	}, Skip: t.skip()})
+	}, Skip: t.skip})
 	return w, files, err
 }
 
-// skip is the state directory, where it is inside the tree: what toolkit
+// skipOf is the state directory, where it is inside dir: what toolkit
 // writes there (a wait's own cursor) is no change.
-func (t *tree) skip() string {
+func skipOf(dir string) string {
 	st, err := state.Dir()
 	if err != nil {
 		return ""
 	}
-	if rel, err := filepath.Rel(t.dir, st); err == nil && !strings.HasPrefix(rel, "..") && rel != "." {
+	if rel, err := filepath.Rel(dir, st); err == nil && !strings.HasPrefix(rel, "..") && rel != "." {
 		return filepath.ToSlash(rel)
 	}
 	return ""
@@ -79,10 +84,9 @@ func (t *tree) snapshot(ctx context.Context) (snapshot, error) { return t.walk(c
 func (t *tree) walk(ctx context.Context, dir func(rel string) bool) (snapshot, error) {
 	out := snapshot{}
 	var mu sync.Mutex
-	skip := t.skip()
 	_, err := walk.Dir(ctx, nil, t.dir, t.o, func(e walk.Entry) bool {
 		if e.Type.IsDir() {
-			return e.Path != skip && (dir == nil || dir(e.Path))
+			return e.Path != t.skip && (dir == nil || dir(e.Path))
 		}
 		st, err := e.Stat()
 		if err != nil {

@@ -209,7 +209,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	if err != nil {
 		return outcome.Failure("%s", root.Reason(err))
 	}
-	t := &tree{dir: host, o: walk.Options{Hidden: a.Hidden, NoIgnore: a.NoIgnore}}
+	t := newTree(host, walk.Options{Hidden: a.Hidden, NoIgnore: a.NoIgnore})
 	files := false
 	for _, c := range conds {
 		files = files || c.glob != ""
