@@ -74,6 +74,9 @@ func scriptParams(dir string) testscript.Params {
 			// background capture of a tree's baseline would outlive the
 			// scripts that check nothing is left.
 			env.Setenv("TOOLKIT_HISTORY", "off")
+			// Nor checks what a call changed, unless it asks (diagnostics'
+			// own): the scripts' files are seldom the code they are named.
+			env.Setenv("TOOLKIT_DIAGNOSTICS_WAIT", "0")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -329,7 +332,7 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 	cmd := exec.Command(exe, append([]string{"mcp"}, args[:len(args)-1]...)...)
 	cmd.Dir = ts.Getenv("WORK")
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "GORACE", "TOOLKIT_STATE", "TOOLKIT_HISTORY", "TOOLKIT_HISTORY_KEEPER"} {
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "GORACE", "TOOLKIT_STATE", "TOOLKIT_HISTORY", "TOOLKIT_HISTORY_KEEPER", "TOOLKIT_DIAGNOSTICS_WAIT"} {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
 	cmd.Env = env

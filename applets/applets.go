@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"toolkit/applets/diagnostics"
 	"toolkit/applets/edit"
 	"toolkit/applets/glob"
 	"toolkit/applets/grep"
@@ -104,7 +105,7 @@ func PersonFlags() []cli.Flag {
 // that two of them declare differently is refused here, where the tools
 // register, not found colliding when a host runs toolkit mcp.
 var registry = sync.OnceValue(func() reg {
-	r, err := build(tool(edit.Applet), tool(glob.Applet), tool(grep.Applet), tool(history.Applet), tool(job.Applet), tool(patch.Applet), tool(read.Applet), tool(shell.Applet), tool(undo.Applet), tool(wait.Applet), tool(write.Applet))
+	r, err := build(tool(diagnostics.Applet), tool(edit.Applet), tool(glob.Applet), tool(grep.Applet), tool(history.Applet), tool(job.Applet), tool(patch.Applet), tool(read.Applet), tool(shell.Applet), tool(undo.Applet), tool(wait.Applet), tool(write.Applet))
 	if err != nil {
 		panic(err)
 	}

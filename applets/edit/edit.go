@@ -32,11 +32,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/diag"
 	"toolkit/internal/diff"
 	"toolkit/internal/history/track"
 	"toolkit/internal/input"
@@ -52,6 +54,7 @@ type Args struct {
 	Edits   []Edit  `json:"edits" check:"required" desc:"The changes, applied in order, each to the text the ones before it left; if any fails, nothing is written."`
 	IfMatch *string `json:"if_match,omitempty" flag:"--if-match SHA256" usage:"edit only if the file's sha256 starts with SHA256" check:"ifmatch" desc:"Edit only if the file's sha256 is this, or starts with this (12 or more hex digits; read gives it)."`
 	DryRun  bool    `json:"dry_run,omitempty" flag:"--dry-run" usage:"show the diff; write nothing" desc:"Show the diff of the change and write nothing."`
+	diag.Fields
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -111,8 +114,8 @@ var Applet = cmdline.Applet[Args]{
 	Details:        Details{},
 	Hints:          cmdline.Hints{Destructive: true},
 	FlagsAfterArgs: true,
-	Settings:       track.Settings,
-	Around:         []cmdline.Around{track.Said},
+	Settings:       slices.Concat(track.Settings, diag.Settings),
+	Around:         []cmdline.Around{diag.Around, track.Said},
 	Flags: []cli.Flag{
 		cmdline.TextsFlag("old", "the `TEXT` to replace (repeatable, each with its --new)"),
 		cmdline.TextsFlag("new", "the `TEXT` to put in its place"),

@@ -35,11 +35,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/diag"
 	"toolkit/internal/history/track"
 	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
@@ -52,6 +54,7 @@ type Args struct {
 	Patch   string            `json:"patch" flag:"stdin" check:"required,nonempty" desc:"The patch: a \"*** Begin Patch\" envelope or a unified diff (git diff)."`
 	DryRun  bool              `json:"dry_run,omitempty" flag:"--dry-run" usage:"check that the patch applies; write nothing" desc:"Check that every hunk applies and say what would change; write nothing."`
 	IfMatch map[string]string `json:"if_match,omitempty" check:"ifmatch" desc:"For files the patch changes: the sha256 (12 or more hex digits) each must have, or \"absent\", by path as the patch names it."`
+	diag.Fields
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -100,8 +103,8 @@ var Applet = cmdline.Applet[Args]{
 	Aliases:     []string{"apply_patch"},
 	Stdin:       rawPatch,
 	Person:      fromArgs,
-	Settings:    track.Settings,
-	Around:      []cmdline.Around{track.Said},
+	Settings:    slices.Concat(track.Settings, diag.Settings),
+	Around:      []cmdline.Around{diag.Around, track.Said},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{Root: h.Root}
 		return Run(ctx, *a)

@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +51,7 @@ import (
 	"toolkit/internal/cmdline"
 	"toolkit/internal/confine"
 	"toolkit/internal/cut"
+	"toolkit/internal/diag"
 	"toolkit/internal/history/track"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
@@ -72,6 +74,7 @@ type Args struct {
 	Cols        *int              `json:"cols,omitempty" flag:"--cols N" usage:"the terminal's columns, with --tty (default 160)" check:"min=1" desc:"With tty: the terminal's width in columns (default 160, at most 1000)."`
 	Session     *string           `json:"session,omitempty" flag:"--session NAME" usage:"carry the directory and exported variables from one call to the next under NAME" check:"name" desc:"A name for a shell session: each call is still a fresh shell, but it starts in the directory the session's last call ended in, with the variables it exported, and saves them when it ends (cd and export carry over). The text says when the directory changed."`
 	Limits      *CallLimits       `json:"limits,omitempty" desc:"Fences for the command: memory_mb stops it when all its processes together hold more resident memory than this; pids when it has more processes than this at once. The host's ceilings bound them, and apply when you give none."`
+	diag.Fields
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -211,7 +214,7 @@ var Applet = cmdline.Applet[Args]{
 	Hints:    cmdline.Hints{Destructive: true, OpenWorld: true},
 	Settings: Settings,
 	Child:    true,
-	Around:   []cmdline.Around{track.Scanned},
+	Around:   []cmdline.Around{diag.Around, track.Scanned},
 	WorkDir:  workDirOf,
 	Flags:    hostFlags(),
 	Person: func(_ *cli.Context, a *Args) error {
@@ -341,7 +344,7 @@ var (
 	LimitMemory    = &cmdline.Setting[int]{Name: "limit-memory", Env: "TOOLKIT_LIMIT_MEMORY", Usage: "stop a command whose processes hold more than `MIB` of resident memory; the most a call's limits.memory_mb may ask (default: none)"}
 	LimitPids      = &cmdline.Setting[int]{Name: "limit-pids", Env: "TOOLKIT_LIMIT_PIDS", Usage: "stop a command with more than `N` processes at once; the most a call's limits.pids may ask (default: none)"}
 
-	Settings = append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, LimitMemory, LimitPids, Shell}, track.Settings...)
+	Settings = append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, LimitMemory, LimitPids, Shell}, slices.Concat(track.Settings, diag.Settings)...)
 )
 
 // options reads the host's settings from its flags.

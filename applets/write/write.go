@@ -32,12 +32,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"toolkit/internal/cmdline"
+	"toolkit/internal/diag"
 	"toolkit/internal/history/track"
 	"toolkit/internal/outcome"
 	"toolkit/internal/replace"
@@ -51,6 +53,7 @@ type Args struct {
 	Content  []byte  `json:"content" flag:"stdin" check:"required" desc:"The whole new content of the file, written byte for byte."`
 	Encoding *string `json:"encoding,omitempty" flag:"--encoding NAME" usage:"text (default) or base64: content is base64, decoded before it is written" check:"oneof=text base64" desc:"text (default): content is written as it is. base64: content is the file's bytes in base64 (a binary file, an image, an archive), decoded before it is written."`
 	IfMatch  *string `json:"if_match,omitempty" flag:"--if-match SHA256" usage:"write only if the file's sha256 is SHA256 (\"absent\": only if there is no file)" check:"ifmatch" desc:"Write only if the file's current sha256 is this, or starts with this (12 or more hex digits; read gives it); \"absent\": only if there is no file."`
+	diag.Fields
 
 	// Host holds the settings a host chooses, not the model.
 	Host Options `json:"-"`
@@ -99,8 +102,8 @@ var Applet = cmdline.Applet[Args]{
 	Details:     Details{},
 	Hints:       cmdline.Hints{Idempotent: true, Destructive: true},
 	Person:      fromStdin,
-	Settings:    track.Settings,
-	Around:      []cmdline.Around{track.Said},
+	Settings:    slices.Concat(track.Settings, diag.Settings),
+	Around:      []cmdline.Around{diag.Around, track.Said},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host.Root, a.Host.Hash, a.Host.Keeps = h.Root, h.Details, h.Keeps
 		return Run(ctx, *a)

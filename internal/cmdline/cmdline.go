@@ -138,6 +138,10 @@ type Call struct {
 	// none, a job call that names no job, say), else the root, else the
 	// caller's.
 	Dir func() string
+	// Args is the call's input: a pointer to the applet's Args, whose
+	// fields a wrapper may read through an interface of its own (diag's
+	// Fields, which write, edit, patch and shell embed).
+	Args any
 }
 
 // Hints say what a tool may do to the world, for hosts that ask before
@@ -170,7 +174,7 @@ func (ap Applet[A]) run(ctx context.Context, a *A, h Host) outcome.Outcome {
 	for _, around := range slices.Backward(ap.Around) {
 		inner := next
 		next = func(ctx context.Context, h Host) outcome.Outcome {
-			return around(ctx, Call{Applet: ap.Name, Host: h, Dir: func() string { return ap.dir(a, h) }}, inner)
+			return around(ctx, Call{Applet: ap.Name, Host: h, Dir: func() string { return ap.dir(a, h) }, Args: a}, inner)
 		}
 	}
 	return replace.Recovered(recovered, next(ctx, h))

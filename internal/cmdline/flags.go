@@ -23,7 +23,7 @@ type Field = input.Field
 //	flag:"--stdin-file FILE,file"  a flag that names a file holding the value
 //	flag:"--all"                a boolean flag
 //	flag:"PATH"                 the one argument
-//	flag:"COMMAND..."           all the arguments, joined by spaces
+//	flag:"COMMAND..."           all the arguments, joined by spaces (a list field: each one)
 //
 // Any other tag ("stdin") is left to the applet's Person function.
 type flagSpec struct {
@@ -103,6 +103,12 @@ func fromFlags(c *cli.Context, st reflect.Value, fields []Field) error {
 			// of the form NAME... takes all that are left, joined.
 			names = append(names, s.arg)
 			switch {
+			case s.many && f.Type == input.List:
+				// PATH... of a list: each argument one of it.
+				if len(args) > 0 {
+					set(st, f, reflect.ValueOf(args))
+				}
+				args = nil
 			case s.many:
 				set(st, f, reflect.ValueOf(strings.Join(args, " ")))
 				args = nil
@@ -175,7 +181,7 @@ func fromFlags(c *cli.Context, st reflect.Value, fields []Field) error {
 
 // set stores v in the field f of st, through a new pointer for a pointer field.
 func set(st reflect.Value, f Field, v reflect.Value) {
-	dst := st.Field(f.Index())
+	dst := st.FieldByIndex(f.Index())
 	if dst.Kind() == reflect.Pointer {
 		p := reflect.New(dst.Type().Elem())
 		p.Elem().Set(v.Convert(dst.Type().Elem()))

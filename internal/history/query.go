@@ -226,3 +226,43 @@ func (h *history) content(sum string, none bool) ([]byte, bool) {
 	b, err := h.store.Get(s)
 	return b, err == nil
 }
+
+// Content is a file's content before a call, and whether it was there.
+type Content struct {
+	Content []byte
+	Existed bool
+}
+
+// Before is the tree of call n, and the content before it of each of the
+// files rels it changed whose content is kept, up to most bytes: what a
+// check of a shell call's files compares against. A file left out of the
+// map has no content before that can be had.
+func Before(n int64, rels []string, most int64) (string, map[string]Content, error) {
+	h, err := open(Settings{Mode: Undo, StoreCap: 1 << 62})
+	if err != nil {
+		return "", nil, err
+	}
+	defer h.close()
+	byN, _, err := h.calls()
+	if err != nil {
+		return "", nil, err
+	}
+	c := byN[n]
+	if c == nil {
+		return "", nil, fmt.Errorf("no call %d in this state directory's history", n)
+	}
+	out := map[string]Content{}
+	for _, f := range c.files() {
+		if f.Dir || !slices.Contains(rels, f.Path) {
+			continue
+		}
+		if f.Status == "A" {
+			out[f.Path] = Content{}
+			continue
+		}
+		if b, ok := h.content(f.Pre, false); ok && int64(len(b)) <= most {
+			out[f.Path] = Content{Content: b, Existed: true}
+		}
+	}
+	return c.tree, out, nil
+}

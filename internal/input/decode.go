@@ -217,7 +217,7 @@ func decodeObject(v jsontext.Value, st reflect.Value, fields []Field, path strin
 		if val.Kind() == 'n' && !f.Required {
 			continue
 		}
-		if err := assign(st.Field(f.index), f, val, join(path, name)); err != nil {
+		if err := assign(st.FieldByIndex(f.index), f, val, join(path, name)); err != nil {
 			return err
 		}
 	}

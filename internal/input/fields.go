@@ -43,12 +43,14 @@ type Field struct {
 	Elem   *Field  // a List's elements
 	Fields []Field // an Object's fields
 
-	index int
+	index []int
 	ptr   bool // the Go field is a pointer: nil when the input leaves it out
 }
 
-// Index is the field's index in its struct, for reflect.Value.Field.
-func (f Field) Index() int { return f.index }
+// Index is the field's index sequence in its struct, for
+// reflect.Value.FieldByIndex: a field of an embedded struct (the fields
+// several applets share) is one of the struct's own.
+func (f Field) Index() []int { return f.index }
 
 // FlagName is how person mode names the field: "--limit", "PATH".
 func (f Field) FlagName() string {
@@ -75,10 +77,17 @@ func Fields(t reflect.Type) []Field {
 		if name == "-" || !sf.IsExported() {
 			continue
 		}
+		if sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Struct {
+			for _, f := range Fields(sf.Type) {
+				f.index = append([]int{i}, f.index...)
+				fields = append(fields, f)
+			}
+			continue
+		}
 		if name == "" {
 			panic(fmt.Sprintf("input: field %s.%s has no json name", t.Name(), sf.Name))
 		}
-		f := Field{Name: name, Flag: sf.Tag.Get("flag"), Usage: sf.Tag.Get("usage"), Desc: sf.Tag.Get("desc"), index: i}
+		f := Field{Name: name, Flag: sf.Tag.Get("flag"), Usage: sf.Tag.Get("usage"), Desc: sf.Tag.Get("desc"), index: []int{i}}
 		ft := sf.Type
 		if ft.Kind() == reflect.Pointer {
 			f.ptr = true
@@ -157,7 +166,7 @@ func Check(dst any) error {
 
 func checkStruct(rv reflect.Value, fields []Field, path string) error {
 	for _, f := range fields {
-		fv := rv.Field(f.index)
+		fv := rv.FieldByIndex(f.index)
 		if f.ptr {
 			if fv.IsNil() {
 				continue

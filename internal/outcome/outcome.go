@@ -72,6 +72,9 @@ type Outcome struct {
 	// them; Changes what history made of the call (--json's "changes").
 	Wrote   []Wrote
 	Changes *Changes
+	// Diagnostics are what checking the files the call changed found
+	// (--json's "diagnostics").
+	Diagnostics *Diagnostics
 }
 
 // CommandEnd is how a command a call ran ended.
@@ -133,6 +136,27 @@ func AtMost(field string, asked *int, dflt, most int, whose string, notes *[]str
 		return most
 	}
 	return *asked
+}
+
+// WithLines puts bracketed lines into a done outcome's text, before its
+// last line (shell's [exit N], which stays last), and into its epilogue.
+func (o Outcome) WithLines(lines []string) Outcome {
+	if len(lines) == 0 || o.Kind != Done {
+		return o
+	}
+	add := strings.Join(lines, "\n") + "\n"
+	o.Text = beforeLast(o.Text, add)
+	if o.Epilogue != "" {
+		o.Epilogue = beforeLast(o.Epilogue, add)
+	}
+	return o
+}
+
+// beforeLast puts add before the last line of s.
+func beforeLast(s, add string) string {
+	body := strings.TrimSuffix(s, "\n")
+	i := strings.LastIndexByte(body, '\n') + 1
+	return s[:i] + add + s[i:]
 }
 
 // ExitStatus is the exit status toolkit ends with for o.
@@ -238,6 +262,10 @@ func (o Outcome) JSON() []byte {
 		buf.WriteString(`,"changes":`)
 		buf.Write(Marshal(o.Changes))
 	}
+	if o.Diagnostics != nil {
+		buf.WriteString(`,"diagnostics":`)
+		buf.Write(Marshal(o.Diagnostics))
+	}
 	buf.WriteByte('}')
 	return buf.Bytes()
 }
@@ -294,6 +322,9 @@ func Parse(b []byte) (Outcome, error) {
 		case "changes":
 			o.Changes = new(Changes)
 			err = json.Unmarshal(val, o.Changes)
+		case "diagnostics":
+			o.Diagnostics = new(Diagnostics)
+			err = json.Unmarshal(val, o.Diagnostics)
 		default:
 			if len(details) > 1 {
 				details = append(details, ',')
@@ -398,4 +429,58 @@ type Wrote struct {
 	Before, After []byte
 	Existed       bool // Before is its content; else there was none
 	Exists        bool // After is its content; else it is gone
+}
+
+// Diagnostics are what checking the files a call changed found (the JSON
+// field "diagnostics"; the text says them in a bracketed block).
+type Diagnostics struct {
+	// Checked are the files checked, each with what checked it.
+	Checked []Checked `json:"checked"`
+	// New are the diagnostics the call brought: not in the file's content
+	// before it, moved through the call's line changes.
+	New []Diagnostic `json:"new"`
+	// Already counts those that were there before it.
+	Already int `json:"already"`
+	// All, when the call asked for all, are every current diagnostic.
+	All []Diagnostic `json:"all,omitempty"`
+	// Elsewhere are new diagnostics in files the call did not change.
+	Elsewhere []Diagnostic `json:"elsewhere,omitempty"`
+	// NotChecked are the files no check answered for, each with why.
+	NotChecked []NotChecked `json:"not_checked,omitempty"`
+	// TooMany, for a call that changed more source files than one call
+	// checks, is how many: none was checked.
+	TooMany int `json:"too_many,omitempty"`
+	// Seconds is how long the checks took.
+	Seconds float64 `json:"seconds"`
+}
+
+// Checked is a file checked, by what (a language server, "go/parser",
+// "bash -n"), at which tier ("server", "syntax", "command"); Baseline
+// says its content before the call was checked too, so that "new" is
+// exact, not only the errors on its changed lines.
+type Checked struct {
+	Path     string `json:"path"`
+	By       string `json:"by"`
+	Tier     string `json:"tier"`
+	Baseline bool   `json:"baseline"`
+}
+
+// Diagnostic is one error or warning in a file: lines and columns from 1,
+// columns in bytes; End is 0 where its checker gives no end.
+type Diagnostic struct {
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Col      int    `json:"col,omitempty"`
+	EndLine  int    `json:"end_line,omitempty"`
+	EndCol   int    `json:"end_col,omitempty"`
+	Severity string `json:"severity"` // error, warning, info, hint
+	Message  string `json:"message"`
+	Code     string `json:"code,omitempty"`
+	Source   string `json:"source,omitempty"`
+}
+
+// NotChecked is a file no check answered for, and why.
+type NotChecked struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
 }

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"toolkit/internal/cmdline"
@@ -91,7 +90,7 @@ func Scanned(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Out
 		o = tell(o, ch, err, false)
 	}
 	if note != "" {
-		o = withLines(o, []string{note})
+		o = o.WithLines([]string{note})
 	}
 	return o
 }
@@ -102,7 +101,7 @@ func Said(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outcom
 	h := c.Host
 	if h.Settings != nil {
 		if hs, _ := on(h); hs.Mode != history.Off {
-			h.Keeps = hs.MaxFile
+			h.Keeps = max(h.Keeps, hs.MaxFile)
 			// In flight until history is told: a scan meanwhile knows
 			// what it writes is a call's.
 			defer history.Writing(hs)()
@@ -180,7 +179,7 @@ func said(ctx context.Context, name string, h cmdline.Host, began time.Time, o o
 	}
 	hs, note := on(h)
 	if note != "" {
-		return withLines(o, []string{note})
+		return o.WithLines([]string{note})
 	}
 	if hs.Mode == history.Off {
 		return o
@@ -226,7 +225,7 @@ func said(ctx context.Context, name string, h cmdline.Host, began time.Time, o o
 // that said what it wrote (wrote) names it in its text already.
 func tell(o outcome.Outcome, ch *outcome.Changes, err error, wrote bool) outcome.Outcome {
 	if err != nil {
-		return withLines(o, []string{off(err)})
+		return o.WithLines([]string{off(err)})
 	}
 	if ch.Said() {
 		o.Changes = ch // only where it says something
@@ -235,7 +234,7 @@ func tell(o outcome.Outcome, ch *outcome.Changes, err error, wrote bool) outcome
 		return o
 	}
 	if !wrote {
-		return withLines(o, history.Lines(ch, false))
+		return o.WithLines(history.Lines(ch, false))
 	}
 	// Its text names its change already: the call's number is added to
 	// it (each tree's, where it wrote in several), and what it does not
@@ -257,27 +256,6 @@ func tell(o outcome.Outcome, ch *outcome.Changes, err error, wrote bool) outcome
 		}
 	}
 	return o
-}
-
-// withLines puts bracketed lines into a done outcome's text, before its
-// last line (shell's [exit N], which stays last), and into its epilogue.
-func withLines(o outcome.Outcome, lines []string) outcome.Outcome {
-	if len(lines) == 0 || o.Kind != outcome.Done {
-		return o
-	}
-	add := strings.Join(lines, "\n") + "\n"
-	o.Text = beforeLast(o.Text, add)
-	if o.Epilogue != "" {
-		o.Epilogue = beforeLast(o.Epilogue, add)
-	}
-	return o
-}
-
-// beforeLast puts add before the last line of s.
-func beforeLast(s, add string) string {
-	body := strings.TrimSuffix(s, "\n")
-	i := strings.LastIndexByte(body, '\n') + 1
-	return s[:i] + add + s[i:]
 }
 
 // off is the line that says history is off for a call, because of err:

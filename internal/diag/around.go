@@ -1,0 +1,186 @@
+package diag
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"toolkit/internal/cmdline"
+	"toolkit/internal/history"
+	"toolkit/internal/outcome"
+)
+
+// Fields are a call's diagnostics fields, which write, edit, patch and
+// shell take: their Args embed them.
+type Fields struct {
+	Diagnostics     *string `json:"diagnostics,omitempty" flag:"--diagnostics MODE" usage:"after the change, the diagnostics of the files it changed: MODE new, all or off (default off here)" check:"oneof=off new all" desc:"After the change, the diagnostics (syntax errors, and a language server's errors) of the files the call changed: new (the default) lists those the call brought, all lists every one, off checks nothing."`
+	Severity        *string `json:"severity,omitempty" flag:"--severity LEVEL" usage:"the diagnostics shown: LEVEL error (default) or warning for warnings too" check:"oneof=error warning" desc:"Which diagnostics are shown: error (the default), or warning for warnings too."`
+	DiagnosticsWait *int    `json:"diagnostics_wait,omitempty" check:"min=0" desc:"The most seconds to wait for the diagnostics (default and most: the host's, 5); a file not checked in time is said not checked."`
+}
+
+// DiagnosticsFields is f: what a wrapper reads of a call's Args.
+func (f *Fields) DiagnosticsFields() *Fields { return f }
+
+type asker interface{ DiagnosticsFields() *Fields }
+
+// Wait is the host's ceiling on a call's wait for its diagnostics: 0
+// checks nothing.
+var Wait = &cmdline.Setting[time.Duration]{Name: "diagnostics-wait", Env: "TOOLKIT_DIAGNOSTICS_WAIT", Person: 5 * time.Second,
+	Usage: "wait at most `DURATION` after a write, edit, patch or shell call for the diagnostics of the files it changed (a call's diagnostics_wait may ask less); 0 checks none"}
+
+// Settings are the host settings of the applets diagnostics follow.
+var Settings = []cmdline.AnySetting{Wait}
+
+// ask is what the call asks for, under the host's ceiling.
+func ask(c cmdline.Call) Ask {
+	a := Ask{Mode: New, Severity: Error, Wait: 5 * time.Second}
+	if c.Host.Person {
+		a.Mode = Off
+	}
+	if c.Host.Settings != nil {
+		a.Wait = Wait.Get(c.Host.Settings)
+	}
+	f, ok := c.Args.(asker)
+	if !ok {
+		return Ask{Mode: Off}
+	}
+	fs := f.DiagnosticsFields()
+	if fs.Diagnostics != nil {
+		a.Mode = *fs.Diagnostics
+	}
+	if fs.Severity != nil {
+		a.Severity = *fs.Severity
+	}
+	if fs.DiagnosticsWait != nil {
+		a.Wait = min(a.Wait, time.Duration(*fs.DiagnosticsWait)*time.Second)
+	}
+	return a
+}
+
+// Around is diagnostics around a call that changes files (write, edit,
+// patch, shell), outside history: once the call is done and recorded,
+// the files it changed are checked, and what was found is said in a
+// bracketed block among its lines (a command's exit line stays last).
+// write, edit and patch say what they wrote, its content before
+// included; a shell call's files are those history found it changed, the
+// content before each from history's store.
+func Around(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outcome {
+	a := ask(c)
+	if a.Mode == Off || a.Wait <= 0 {
+		return next(ctx, c.Host)
+	}
+	h := c.Host
+	h.Keeps = max(h.Keeps, MaxBytes) // write reads the content before up to it
+	o := next(ctx, h)
+	if o.Kind != outcome.Done {
+		return o
+	}
+	top := ""
+	if h.Root != nil {
+		top = h.Root.Dir()
+	}
+	var changes []Change
+	tooMany := 0
+	switch {
+	case o.Wrote != nil:
+		changes = said(o.Wrote, c.Dir(), top)
+	case o.Changes != nil && o.Command != nil:
+		changes, tooMany = scanned(o.Changes, c.Dir(), top)
+	}
+	var d *outcome.Diagnostics
+	if tooMany > 0 {
+		d = &outcome.Diagnostics{Checked: []outcome.Checked{}, New: []outcome.Diagnostic{}, TooMany: tooMany}
+	} else {
+		d = Check(ctx, changes, a)
+	}
+	if d == nil {
+		return o
+	}
+	o.Diagnostics = d
+	lines := Lines(d, a.Mode == All)
+	if o.Command != nil {
+		return o.WithLines(lines)
+	}
+	for _, l := range lines {
+		o.Text += l + "\n"
+	}
+	return o
+}
+
+// said are the files a write, edit or patch wrote.
+func said(wrote []outcome.Wrote, dir, top string) []Change {
+	var out []Change
+	for _, w := range wrote {
+		if !w.Exists {
+			continue
+		}
+		after, err := w.After, error(nil)
+		if after == nil || len(after) > MaxBytes {
+			after, err = readUpTo(w.Path)
+			if err != nil && !errors.Is(err, errTooLarge) {
+				continue
+			}
+		}
+		out = append(out, Change{Path: w.Path, Rel: relTo(dir, w.Path), Top: top, Before: w.Before, Existed: w.Existed,
+			BeforeKnown: !w.Existed || w.Before != nil, After: after, TooLarge: err != nil})
+	}
+	return out
+}
+
+// scanned are the files a shell call changed, as history found them:
+// none where it changed more source files than MaxFiles, and how many.
+func scanned(ch *outcome.Changes, dir, top string) ([]Change, int) {
+	var rels []string
+	for _, f := range ch.Files {
+		if f.Status != "D" && f.Files == 0 && f.SaidBy == 0 && Checkable(f.Path) {
+			rels = append(rels, f.Path)
+		}
+	}
+	if len(rels) == 0 {
+		return nil, 0
+	}
+	if len(rels) > MaxFiles {
+		return nil, len(rels)
+	}
+	tree, before, err := history.Before(ch.Call, rels, MaxBytes)
+	if err != nil {
+		return nil, 0
+	}
+	var out []Change
+	for _, rel := range rels {
+		path := filepath.Join(tree, rel)
+		after, err := readUpTo(path)
+		if err != nil && !errors.Is(err, errTooLarge) {
+			continue
+		}
+		b, known := before[rel]
+		out = append(out, Change{Path: path, Rel: relTo(dir, path), Top: top, Before: b.Content, Existed: b.Existed, BeforeKnown: known, After: after, TooLarge: err != nil})
+	}
+	return out, 0
+}
+
+var errTooLarge = errors.New("too large")
+
+// readUpTo is a file's content, where it is a file of at most MaxBytes.
+func readUpTo(path string) ([]byte, error) {
+	switch st, err := os.Stat(path); {
+	case err != nil || !st.Mode().IsRegular():
+		return nil, os.ErrInvalid
+	case st.Size() > MaxBytes:
+		return nil, errTooLarge
+	}
+	return os.ReadFile(path)
+}
+
+// relTo is path as the call's text names it: from its directory, where
+// it is under it.
+func relTo(dir, path string) string {
+	if dir != "" {
+		if rel, err := filepath.Rel(dir, path); err == nil && filepath.IsLocal(rel) {
+			return rel
+		}
+	}
+	return path
+}

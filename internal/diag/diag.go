@@ -1,0 +1,262 @@
+// Package diag tells a model what its change broke: after a write, edit,
+// patch or shell call, the diagnostics of the files the call changed that
+// were not there before it.
+//
+// "New" is exact: the diagnostics of a file's content before the call are
+// moved through the call's line map (internal/diff), those on the lines it
+// removed or rewrote dropped, then matched one for one against those of
+// the content after it (Compare). A check runs under one deadline per call and
+// says what it did not do: a file no checker answered for in time is
+// "not checked", never clean. The write is done, and history has recorded
+// it, before a check starts; a check never fails or undoes a change.
+//
+// The checkers come in tiers, each named in what it says: in process
+// (Go's parser, JSON), then the programs the image has (bash -n, sh -n,
+// python3's compile, node --check).
+package diag
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"toolkit/internal/diff"
+	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
+	"toolkit/internal/text"
+)
+
+// Severities, as LSP names them.
+const (
+	Error   = "error"
+	Warning = "warning"
+)
+
+// Modes of a call's diagnostics field.
+const (
+	Off = "off"
+	New = "new"
+	All = "all"
+)
+
+// MaxFiles is how many changed files one call checks; past it, a call
+// checks none and says so.
+const MaxFiles = 20
+
+// MaxBytes is the largest file checked.
+const MaxBytes = 4 << 20
+
+// Ask is what a call asks for: which diagnostics, of what severity, how
+// long it waits for them.
+type Ask struct {
+	Mode     string        // off, new, all
+	Severity string        // error, or warning for warnings too
+	Wait     time.Duration // the deadline of all the call's checks
+}
+
+// Change is a file a call changed, as the check needs it.
+type Change struct {
+	Path string // its host path
+	Rel  string // its name as the call's text says it
+	Top  string // the directory nothing above which is read (--root), or ""
+	// Before is its content before the call, where Existed; BeforeKnown
+	// says it is had (a content too large to keep is not).
+	Before      []byte
+	Existed     bool
+	BeforeKnown bool
+	After       []byte
+	// TooLarge says the file is larger than MaxBytes: not checked.
+	TooLarge bool
+}
+
+type file struct {
+	path, rel, top string
+	content        []byte
+}
+
+// checker finds the diagnostics of one file's content.
+type checker struct {
+	by      string // what the model is told checked it
+	tier    string // syntax (in process) or command
+	program string // the program it runs, looked for on PATH; "" in process
+	check   func(ctx context.Context, f file) ([]outcome.Diagnostic, error)
+}
+
+var (
+	goParser   = &checker{by: "go/parser", tier: "syntax", check: goSyntax}
+	jsonParser = &checker{by: "json", tier: "syntax", check: jsonSyntax}
+	shellN     = &checker{by: "sh -n", tier: "syntax", program: "sh", check: shellSyntax}
+	python     = &checker{by: "python3", tier: "syntax", program: "python3", check: pythonCompile}
+	node       = &checker{by: "node --check", tier: "syntax", program: "node", check: nodeCheck}
+)
+
+// byExt are the checkers of each file name extension.
+var byExt = map[string]*checker{
+	".go": goParser, ".json": jsonParser,
+	".sh": shellN, ".bash": shellN,
+	".py": python, ".pyi": python,
+	".js": node, ".mjs": node, ".cjs": node,
+}
+
+// sources are the extensions of code with no checker here yet: a change
+// to one says so; a change to a file of another kind (text, data) says
+// nothing.
+var sources = []string{".ts", ".tsx", ".jsx", ".mts", ".cts", ".rs", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".java", ".kt", ".kts",
+	".rb", ".php", ".cs", ".swift", ".scala", ".lua", ".zig", ".ex", ".exs", ".hs", ".ml", ".dart", ".zsh", ".fish", ".jsonc"}
+
+// jsonWithComments are JSON files that their tools read with comments and
+// trailing commas allowed: not JSON, not checked as JSON.
+func jsonWithComments(name string) bool {
+	base := strings.ToLower(filepath.Base(name))
+	return strings.HasPrefix(base, "tsconfig") || strings.HasPrefix(base, "jsconfig") || base == ".eslintrc.json" || base == "devcontainer.json" ||
+		base == ".devcontainer.json" || strings.Contains(filepath.ToSlash(name), ".vscode/")
+}
+
+// checkerOf is the checker of the file named path, or nil and why there
+// is none ("" where nothing is worth saying).
+func checkerOf(path string) (*checker, string) {
+	ext := strings.ToLower(filepath.Ext(path))
+	c := byExt[ext]
+	switch {
+	case c == jsonParser && jsonWithComments(path):
+		return nil, "JSON with comments: no checker for it"
+	case c == nil && slices.Contains(sources, ext):
+		return nil, "no checker for " + ext
+	case c == nil:
+		return nil, ""
+	case c.program != "" && !found(c.program):
+		return nil, "no checker for " + ext + " (" + c.program + " is not on PATH)"
+	}
+	return c, ""
+}
+
+var lookups sync.Map // program → bool
+
+func found(program string) bool {
+	if ok, had := lookups.Load(program); had {
+		return ok.(bool)
+	}
+	ok := proc.LookPath(program)
+	lookups.Store(program, ok)
+	return ok
+}
+
+// Checkable says whether a change to the file named path would be checked
+// or said not to be: the files a shell call counts against MaxFiles.
+func Checkable(path string) bool {
+	c, why := checkerOf(path)
+	return c != nil || why != ""
+}
+
+// Check checks the files changes names and says what it found, under the
+// deadline ask.Wait; nil when none of them is a file a checker knows.
+func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics {
+	if ask.Mode == Off || ask.Wait <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, ask.Wait, errTimedOut)
+	defer cancel()
+	began := time.Now()
+	d := &outcome.Diagnostics{Checked: []outcome.Checked{}, New: []outcome.Diagnostic{}}
+	results := make([]result, len(changes))
+	var wg sync.WaitGroup
+	// A check may run a program: a few at a time, as many as the CPUs.
+	slots := make(chan struct{}, max(4, runtime.NumCPU()))
+	said := false
+	for i, ch := range changes {
+		c, why := checkerOf(ch.Path)
+		switch {
+		case c == nil && why != "":
+			results[i].notChecked = why
+			said = true
+			continue
+		case c == nil:
+			continue
+		case ch.TooLarge:
+			results[i].notChecked = "larger than " + text.Bytes(MaxBytes) + ": not checked"
+			said = true
+			continue
+		}
+		said = true
+		wg.Go(func() {
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+				results[i] = checkOne(ctx, c, ch, ask)
+			case <-ctx.Done():
+				results[i] = result{notChecked: whyNot(c, context.Cause(ctx), ask)}
+			}
+		})
+	}
+	wg.Wait()
+	if !said {
+		return nil
+	}
+	for i, r := range results {
+		switch {
+		case r.notChecked != "":
+			d.NotChecked = append(d.NotChecked, outcome.NotChecked{Path: changes[i].Rel, Why: r.notChecked})
+		case r.checked != nil:
+			d.Checked = append(d.Checked, *r.checked)
+			d.New = append(d.New, r.fresh...)
+			d.Already += r.already
+			if ask.Mode == All {
+				d.All = append(d.All, r.all...)
+			}
+		}
+	}
+	d.Seconds = seconds(time.Since(began))
+	return d
+}
+
+// result is what checking one file found.
+type result struct {
+	checked    *outcome.Checked
+	fresh, all []outcome.Diagnostic
+	already    int
+	notChecked string
+}
+
+// checkOne checks one file's content after the call; where that has
+// diagnostics, its content before too, to tell the new ones.
+func checkOne(ctx context.Context, c *checker, ch Change, ask Ask) result {
+	after, err := c.check(ctx, file{path: ch.Path, rel: ch.Rel, top: ch.Top, content: ch.After})
+	if err != nil {
+		return result{notChecked: whyNot(c, err, ask)}
+	}
+	after = bySeverity(after, ask.Severity)
+	r := result{checked: &outcome.Checked{Path: ch.Rel, By: c.by, Tier: c.tier, Baseline: true}, all: after}
+	switch {
+	case len(after) == 0:
+		return r
+	case !ch.Existed:
+		r.fresh = after
+		return r
+	case !ch.BeforeKnown:
+		r.checked.Baseline = false
+		r.fresh = after
+		return r
+	}
+	m := diff.Lines(ch.Before, ch.After)
+	before, err := c.check(ctx, file{path: ch.Path, rel: ch.Rel, top: ch.Top, content: ch.Before})
+	if err != nil {
+		// What the call's own lines hold is still said.
+		r.checked.Baseline = false
+		r.fresh = OnChanged(after, m)
+		return r
+	}
+	r.fresh, r.already = Compare(bySeverity(before, ask.Severity), m, after)
+	return r
+}
+
+// bySeverity is ds without those below the severity asked: errors, or
+// with "warning" warnings too.
+func bySeverity(ds []outcome.Diagnostic, severity string) []outcome.Diagnostic {
+	return slices.DeleteFunc(ds, func(d outcome.Diagnostic) bool {
+		return d.Severity != Error && !(severity == Warning && d.Severity == Warning)
+	})
+}
