@@ -36,6 +36,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"toolkit/internal/keep"
 
 	"golang.org/x/sys/unix"
 
@@ -44,7 +45,6 @@ import (
 	"toolkit/internal/history/log"
 	"toolkit/internal/history/pack"
 	"toolkit/internal/outcome"
-	"toolkit/internal/proc"
 	"toolkit/internal/replace"
 	"toolkit/internal/root"
 	"toolkit/internal/state"
@@ -87,20 +87,7 @@ type Settings struct {
 }
 
 // Owner is this process as an owner of keepers: "PID START".
-func Owner() string {
-	self, _ := proc.Lookup(os.Getpid())
-	return fmt.Sprintf("%d %d", os.Getpid(), self.Start)
-}
-
-// ownerGone says the owner ("PID START") no longer runs.
-func ownerGone(owner string) bool {
-	var pid int
-	var start uint64
-	if _, err := fmt.Sscanf(owner, "%d %d", &pid, &start); err != nil {
-		return false
-	}
-	return !proc.StillAlive(pid, start)
-}
+func Owner() string { return keep.Owner() }
 
 // Defaults are the bounds when the host gives none.
 var Defaults = Settings{Mode: Undo, MaxFile: 2 << 20, MaxCallBytes: 64 << 20, MaxCallFiles: 20_000, BigDir: 1000, MaxTree: 300_000,

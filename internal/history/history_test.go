@@ -18,6 +18,7 @@ import (
 
 	"toolkit/internal/history/index"
 	"toolkit/internal/history/log"
+	"toolkit/internal/keep"
 	"toolkit/internal/outcome"
 )
 
@@ -708,7 +709,7 @@ func TestKeeperTooMany(t *testing.T) {
 	h.close()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if _, err := os.Stat(name + ".unwatched"); err == nil && !lockHeld(name) {
+		if _, err := os.Stat(name + ".unwatched"); err == nil && !keep.Held(name) {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -15,14 +15,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"toolkit/internal/history/index"
 	"toolkit/internal/history/watch"
-	"toolkit/internal/proc"
+	"toolkit/internal/keep"
 	"toolkit/internal/replace"
 	"toolkit/internal/state"
 	"toolkit/internal/walk"
@@ -56,60 +55,14 @@ func socketName(dir, tree string) string {
 }
 
 // startKeeper starts tree's keeper, unless one lives or this process
-// started one a moment ago (one on its way may not listen yet); a keeper
-// that could not watch the tree an hour ago is not tried again before
-// then.
+// started one a moment ago; a keeper that could not watch the tree an
+// hour ago is not tried again before then.
 func (h *history) startKeeper(tree string) error {
-	startedMu.Lock()
-	defer startedMu.Unlock()
-	if at, ok := started[h.keeperFile(tree)]; ok && time.Since(at) < 10*time.Second {
-		return nil
-	}
 	if fi, err := os.Stat(h.keeperFile(tree) + ".unwatched"); err == nil && time.Since(fi.ModTime()) < time.Hour {
 		return nil
 	}
-	if h.keeperAlive(tree) {
-		return nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	b, _ := json.Marshal(h.s)
-	null, err := proc.Nothing()
-	if err != nil {
-		return err
-	}
-	defer null.Close()
-	_, err = proc.StartChild(proc.Child{Path: exe, Args: []string{"toolkit", KeeperName, tree, string(b)}, Dir: "/", Stdin: null, Stdout: null, Stderr: null, Session: true, Apart: true})
-	if err == nil {
-		started[h.keeperFile(tree)] = time.Now()
-	}
-	return err
-}
-
-// started are when this process last started each tree's keeper, by its
-// file.
-var (
-	startedMu sync.Mutex
-	started   = map[string]time.Time{}
-)
-
-// keeperAlive says a keeper holds tree's keeper file.
-func (h *history) keeperAlive(tree string) bool { return lockHeld(h.keeperFile(tree)) }
-
-// lockHeld says a process holds the file name locked.
-func lockHeld(name string) bool {
-	f, err := os.Open(name)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil {
-		return true
-	}
-	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-	return false
+	return keep.Start(h.keeperFile(tree), KeeperName, tree, string(b))
 }
 
 // RunKeeper is a tree's keeper: it returns its exit status.
@@ -126,19 +79,12 @@ func RunKeeper(tree, settings string) int {
 	name := h.keeperFile(tree)
 	h.close()
 	// One for a tree: the file is held locked to the end.
-	one, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return 1
-	}
-	defer one.Close()
-	if unix.Flock(int(one.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+	one := keep.Hold(name)
+	if one == nil {
 		return 0
 	}
-	self, _ := proc.Lookup(os.Getpid())
-	say := func(what string) {
-		_ = one.Truncate(0)
-		_, _ = one.WriteAt(fmt.Appendf(nil, "%d %d %s\t%s\n", os.Getpid(), self.Start, what, tree), 0)
-	}
+	defer one.Close()
+	say := func(state string) { one.Say(state, tree) }
 	say("starting")
 
 	w, err := watch.New(context.Background(), tree, watch.Options{
@@ -189,7 +135,7 @@ func RunKeeper(tree, settings string) int {
 				return 0
 			}
 		case <-owned:
-			if ownerGone(s.Owner) {
+			if keep.OwnerGone(s.Owner) {
 				return 0
 			}
 		case <-k.w.Gone():
@@ -210,7 +156,7 @@ type Keeper struct {
 	Tree  string `json:"tree"`
 	Pid   int    `json:"pid"`
 	State string `json:"state"` // "capturing", "capturing, watching", "watching"
-	start uint64
+	h     keep.Helper
 }
 
 // Keepers are the keepers that live for the state directory's trees.
@@ -219,41 +165,16 @@ func Keepers() []Keeper {
 	if err != nil {
 		return nil
 	}
-	names, _ := filepath.Glob(filepath.Join(st, "history", "trees", "*.keeper"))
 	var out []Keeper
-	for _, name := range names {
-		if !lockHeld(name) {
-			continue
-		}
-		b, _ := os.ReadFile(name)
-		head, tree, ok := strings.Cut(strings.TrimSuffix(string(b), "\n"), "\t")
-		var k Keeper
-		f := strings.SplitN(head, " ", 3)
-		if !ok || len(f) != 3 {
-			continue
-		}
-		k.Pid, _ = strconv.Atoi(f[0])
-		k.start, _ = strconv.ParseUint(f[1], 10, 64)
-		k.Tree, k.State = tree, f[2]
-		out = append(out, k)
+	for _, h := range keep.List(filepath.Join(st, "history", "trees", "*.keeper")) {
+		out = append(out, Keeper{Tree: h.What, Pid: h.Pid, State: h.State, h: h})
 	}
 	return out
 }
 
 // Stop ends the keeper, if it is still the process it was, and waits a
 // moment for its end.
-func (k Keeper) Stop() {
-	if !proc.StillAlive(k.Pid, k.start) {
-		return
-	}
-	_ = unix.Kill(k.Pid, unix.SIGTERM)
-	for range 100 {
-		if !proc.StillAlive(k.Pid, k.start) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+func (k Keeper) Stop() { k.h.Stop() }
 
 // keeper is a tree's keeper's state.
 type keeper struct {
@@ -303,7 +224,7 @@ func (k *keeper) serve(ln net.Listener) {
 		if err != nil {
 			return
 		}
-		if sameUser(c) {
+		if keep.SameUser(c) {
 			k.answer(c)
 		}
 		c.Close()
@@ -312,21 +233,6 @@ func (k *keeper) serve(ln net.Listener) {
 		default:
 		}
 	}
-}
-
-// sameUser says the peer of c runs as this process's user.
-func sameUser(c net.Conn) bool {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return false
-	}
-	rc, err := uc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var cred *unix.Ucred
-	_ = rc.Control(func(fd uintptr) { cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
-	return err == nil && cred != nil && int(cred.Uid) == os.Getuid()
 }
 
 // A call's ask is one line, "ask GEN SEQ\n": the keeper and the point the

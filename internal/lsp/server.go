@@ -1,0 +1,430 @@
+// Package lsp is toolkit's client of a language server (LSP 3.17 over
+// stdio, its framing github.com/sourcegraph/jsonrpc2's VSCodeObjectCodec):
+// one server process, started and initialized, whose diagnostics of a
+// document's text it asks for and waits for, never taking an answer that
+// was not computed for that text. A publish counts only if it carries the
+// version of the text sent; a pull (textDocument/diagnostic) counts as it
+// is answered after the text was sent, the server reading its messages in
+// order.
+package lsp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"toolkit/internal/proc"
+)
+
+// Server is a language server, started.
+type Server struct {
+	// Name is what the server is called in what toolkit says ("gopls").
+	Name string
+	// Settle is how long a publish for a text is waited on for another of
+	// the same version, from a server that publishes in bursts (a fast
+	// syntax pass, then a slower one); 0 takes the first.
+	Settle time.Duration
+
+	conn    *jsonrpc2.Conn
+	p       *proc.Process
+	root    string
+	ready   chan struct{} // closed once initialized, or failed to be
+	initErr error
+	gone    chan struct{} // closed once the process ended
+	stderr  *tail
+
+	utf16, pull bool // the server counts in UTF-16; it answers pulls
+
+	mu     sync.Mutex
+	docs   map[string]*document // by URI
+	pushed map[string]published // the last publish of each URI
+	now    chan struct{}        // closed, and replaced, at each publish
+	used   int                  // a clock for the documents' last use
+}
+
+type document struct {
+	version int
+	text    string
+	used    int
+}
+
+type published struct {
+	version *int
+	diags   []Diagnostic
+}
+
+// MaxDocuments is how many documents a server holds open: the least
+// recently used is closed past it.
+const MaxDocuments = 64
+
+// Errors of Diagnose.
+var (
+	ErrLoading = errors.New("still loading")
+	ErrGone    = errors.New("ended")
+)
+
+// Start starts argv as a language server for the project at root, and
+// initializes it in the background (Ready says when).
+func Start(name string, argv []string, root string, env []string) (*Server, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	s := &Server{Name: name, root: root, ready: make(chan struct{}), gone: make(chan struct{}), stderr: &tail{},
+		docs: map[string]*document{}, pushed: map[string]published{}, now: make(chan struct{})}
+	s.p, err = proc.StartChild(proc.Child{Path: argv[0], Args: argv, Env: env, Dir: root, Stdin: inR, Stdout: outW, Stderr: s.stderr, DeathSignal: syscall.SIGKILL})
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	stream := jsonrpc2.NewBufferedStream(pipes{outR, inW}, jsonrpc2.VSCodeObjectCodec{})
+	s.conn = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(s.handle))
+	go func() {
+		_ = s.p.Wait()
+		close(s.gone)
+		s.conn.Close()
+	}()
+	go s.initialize()
+	return s, nil
+}
+
+// pipes are the server's stdout and stdin as one stream.
+type pipes struct {
+	r *os.File
+	w *os.File
+}
+
+func (p pipes) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p pipes) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p pipes) Close() error {
+	p.w.Close()
+	return p.r.Close()
+}
+
+// Pid is the server's process id.
+func (s *Server) Pid() int { return s.p.Pid() }
+
+// Ready is closed once the server is initialized, or failed to be.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Gone is closed once the server's process has ended.
+func (s *Server) Gone() <-chan struct{} { return s.gone }
+
+// Why says why the server ended or failed to start: its last line on
+// stderr, or the error.
+func (s *Server) Why() string {
+	if l := s.stderr.last(); l != "" {
+		return l
+	}
+	if s.initErr != nil {
+		return s.initErr.Error()
+	}
+	return "it ended"
+}
+
+func (s *Server) initialize() {
+	defer close(s.ready)
+	params := map[string]any{
+		"processId": os.Getpid(),
+		"rootUri":   URI(s.root),
+		"workspaceFolders": []map[string]string{
+			{"uri": URI(s.root), "name": s.root},
+		},
+		"capabilities": map[string]any{
+			"general": map[string]any{"positionEncodings": []string{"utf-8", "utf-16"}},
+			"textDocument": map[string]any{
+				"synchronization":    map[string]any{"dynamicRegistration": false},
+				"publishDiagnostics": map[string]any{"versionSupport": true, "relatedInformation": false},
+				"diagnostic":         map[string]any{"dynamicRegistration": false},
+			},
+			"workspace": map[string]any{
+				"workspaceFolders":      true,
+				"configuration":         true,
+				"didChangeWatchedFiles": map[string]any{"dynamicRegistration": false},
+			},
+		},
+	}
+	var res struct {
+		Capabilities struct {
+			PositionEncoding   string          `json:"positionEncoding"`
+			DiagnosticProvider json.RawMessage `json:"diagnosticProvider"`
+		} `json:"capabilities"`
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := s.conn.Call(ctx, "initialize", params, &res); err != nil {
+		s.initErr = err
+		return
+	}
+	c := res.Capabilities
+	s.utf16 = c.PositionEncoding != "utf-8"
+	s.pull = len(c.DiagnosticProvider) > 0 && string(c.DiagnosticProvider) != "null" && string(c.DiagnosticProvider) != "false"
+	s.initErr = s.conn.Notify(ctx, "initialized", map[string]any{})
+}
+
+// handle answers what the server asks of its client: nothing it asks is
+// refused, as few clients refuse it; its diagnostics are kept. It runs in
+// the connection's reading loop, never blocking: the publishes are kept
+// in the order the server sent them.
+func (s *Server) handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	switch req.Method {
+	case "textDocument/publishDiagnostics":
+		var p publishParams
+		if req.Params != nil && json.Unmarshal(*req.Params, &p) == nil {
+			s.mu.Lock()
+			s.pushed[p.URI] = published{version: p.Version, diags: p.Diagnostics}
+			close(s.now)
+			s.now = make(chan struct{})
+			s.mu.Unlock()
+		}
+		return nil, nil
+	case "workspace/configuration":
+		var p struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if req.Params != nil {
+			_ = json.Unmarshal(*req.Params, &p)
+		}
+		return make([]any, len(p.Items)), nil
+	case "workspace/workspaceFolders":
+		return []map[string]string{{"uri": URI(s.root), "name": s.root}}, nil
+	}
+	return nil, nil
+}
+
+// Result is a server's diagnostics of a text.
+type Result struct {
+	Diagnostics []Diagnostic
+	// UTF16 says the columns count UTF-16 code units (ByteColumn).
+	UTF16 bool
+}
+
+// Diagnose gives the server text as the content of the document at path
+// and returns its diagnostics of that text: ErrLoading while it is not
+// initialized when ctx ends, ErrGone once it has ended, ctx's cause when
+// it did not answer in time. A text it has had and answered for already
+// is answered at once.
+func (s *Server) Diagnose(ctx context.Context, path, languageID, text string) (Result, error) {
+	select {
+	case <-s.ready:
+	case <-s.gone:
+		return Result{}, ErrGone
+	case <-ctx.Done():
+		return Result{}, ErrLoading
+	}
+	if s.initErr != nil {
+		return Result{}, fmt.Errorf("it could not start: %w", s.initErr)
+	}
+	uri := URI(path)
+	version, err := s.send(ctx, uri, languageID, text)
+	if err != nil {
+		return Result{}, err
+	}
+	if s.pull {
+		var rep documentDiagnosticReport
+		if err := s.conn.Call(ctx, "textDocument/diagnostic", documentDiagnosticParams{TextDocument: documentID{URI: uri}}, &rep); err != nil {
+			return Result{}, s.failed(ctx, err)
+		}
+		if rep.Kind == "full" {
+			return Result{Diagnostics: rep.Items, UTF16: s.utf16}, nil
+		}
+		// A server that answers pulls only for some documents, or said
+		// "unchanged" though asked for none: its pushes decide.
+	}
+	return s.published(ctx, uri, version)
+}
+
+// send makes text the document's content: opened, or changed to it at the
+// next version, unless it is its content already. It returns the version.
+func (s *Server) send(ctx context.Context, uri, languageID, text string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used++
+	d := s.docs[uri]
+	switch {
+	case d == nil:
+		d = &document{version: 1, text: text}
+		s.docs[uri] = d
+		delete(s.pushed, uri) // what was published of it closed is not of this text
+		s.closeOld(ctx)
+		if err := s.conn.Notify(ctx, "textDocument/didOpen", didOpenParams{textDocumentItem{URI: uri, LanguageID: languageID, Version: 1, Text: text}}); err != nil {
+			return 0, s.failed(ctx, err)
+		}
+	case d.text != text:
+		d.version++
+		d.text = text
+		if err := s.conn.Notify(ctx, "textDocument/didChange", didChangeParams{versionedDocument{URI: uri, Version: d.version}, []wholeText{{Text: text}}}); err != nil {
+			return 0, s.failed(ctx, err)
+		}
+	}
+	d.used = s.used
+	return d.version, nil
+}
+
+// closeOld closes the least recently used documents past MaxDocuments.
+func (s *Server) closeOld(ctx context.Context) {
+	for len(s.docs) > MaxDocuments {
+		oldest := ""
+		for uri, d := range s.docs {
+			if oldest == "" || d.used < s.docs[oldest].used {
+				oldest = uri
+			}
+		}
+		delete(s.docs, oldest)
+		delete(s.pushed, oldest)
+		_ = s.conn.Notify(ctx, "textDocument/didClose", didCloseParams{documentID{URI: oldest}})
+	}
+}
+
+// published waits for a publish of the document's version, then for
+// Settle more.
+func (s *Server) published(ctx context.Context, uri string, version int) (Result, error) {
+	var got *published
+	var settle <-chan time.Time
+	for {
+		s.mu.Lock()
+		p, ok := s.pushed[uri]
+		now := s.now
+		s.mu.Unlock()
+		if ok && p.version != nil && *p.version == version {
+			if got == nil && s.Settle > 0 {
+				settle = time.After(s.Settle)
+			}
+			got = &p
+		}
+		if got != nil && settle == nil {
+			return Result{Diagnostics: got.diags, UTF16: s.utf16}, nil
+		}
+		select {
+		case <-now:
+		case <-settle:
+			return Result{Diagnostics: got.diags, UTF16: s.utf16}, nil
+		case <-s.gone:
+			return Result{}, ErrGone
+		case <-ctx.Done():
+			return Result{}, context.Cause(ctx)
+		}
+	}
+}
+
+// failed is the error of a message the server did not take or answer.
+func (s *Server) failed(ctx context.Context, err error) error {
+	select {
+	case <-s.gone:
+		return ErrGone
+	default:
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+// Published is the last publish of every document the server published
+// for, by path: what tells a change's diagnostics elsewhere from those
+// there before it.
+func (s *Server) Published() map[string][]Diagnostic {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string][]Diagnostic, len(s.pushed))
+	for uri, p := range s.pushed {
+		if path := PathOf(uri); path != "" {
+			out[path] = p.diags
+		}
+	}
+	return out
+}
+
+// UTF16 says the server's columns count UTF-16 code units.
+func (s *Server) UTF16() bool { return s.utf16 }
+
+// Changed tells the server of files changed on disk that it may not hold
+// open: workspace/didChangeWatchedFiles. A file it holds open is given
+// its content by Diagnose.
+func (s *Server) Changed(ctx context.Context, created, changed, deleted []string) error {
+	var evs []fileEvent
+	for kind, paths := range [][]string{created, changed, deleted} {
+		for _, p := range paths {
+			evs = append(evs, fileEvent{URI: URI(p), Type: kind + 1})
+		}
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	return s.conn.Notify(ctx, "workspace/didChangeWatchedFiles", didChangeWatchedFilesParams{Changes: evs})
+}
+
+// Close shuts the server down: shutdown and exit as the protocol asks,
+// then, after grace, SIGKILL.
+func (s *Server) Close(grace time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	select {
+	case <-s.ready:
+		if s.initErr == nil {
+			_ = s.conn.Call(ctx, "shutdown", nil, nil)
+			_ = s.conn.Notify(ctx, "exit", nil)
+		}
+	case <-ctx.Done():
+	}
+	select {
+	case <-s.gone:
+	case <-ctx.Done():
+		s.p.Signal(syscall.SIGKILL)
+		<-s.gone
+	}
+	s.conn.Close()
+}
+
+// tail keeps the last lines a server wrote on stderr, for what is said
+// when it ends.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > 4096 {
+		t.buf = slices.Clone(t.buf[len(t.buf)-2048:])
+	}
+	return len(b), nil
+}
+
+func (t *tail) last() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(bytes.ToValidUTF8(t.buf, nil))), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+var _ io.Writer = (*tail)(nil)
