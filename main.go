@@ -25,6 +25,7 @@ import (
 	"toolkit/applets/schema"
 	"toolkit/internal/cmdline"
 	"toolkit/internal/confine"
+	"toolkit/internal/diag"
 	"toolkit/internal/history"
 	"toolkit/internal/jobs"
 	"toolkit/internal/outcome"
@@ -75,6 +76,10 @@ func run(argv []string) int {
 		// A tree's history keeper: the same, a process of its own that no
 		// person starts.
 		return history.RunKeeper(args[2], args[3])
+	}
+	if len(args) == 3 && args[1] == diag.KeeperName {
+		// A kept language server's keeper: the same.
+		return diag.RunKeeper(args[2])
 	}
 	if len(args) > 1 && args[1] == "help" {
 		// toolkit help [APPLET] is toolkit [APPLET] --help.

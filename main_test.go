@@ -21,6 +21,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"toolkit/testsupport/fakelsp"
+
 	"toolkit/internal/confine"
 )
 
@@ -32,7 +34,7 @@ func TestMain(m *testing.M) {
 		// every toolkit in a script would.
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
-	cmds := map[string]func(){"toolkit": main, "test-server": testServer, "test-client": testClient}
+	cmds := map[string]func(){"toolkit": main, "test-server": testServer, "test-client": testClient, "fakelsp": fakelsp.Main}
 	for _, name := range links() {
 		cmds[name] = main
 	}

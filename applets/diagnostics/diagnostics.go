@@ -21,7 +21,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/diag"
@@ -71,19 +70,20 @@ var Applet = cmdline.Applet[Args]{
 	Settings:    diag.Settings,
 	Bare:        true,
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
-		wait := 5 * time.Second
-		if h.Settings != nil {
-			wait = diag.Wait.Get(h.Settings)
+		ask, err := diag.HostAsk(h.Settings)
+		if err != nil {
+			return outcome.Misuse("%s", err)
 		}
-		return Run(ctx, *a, h.Root, wait)
+		return Run(ctx, *a, h.Root, ask)
 	},
 }
 
 // Description tells a model when to use diagnostics and what it returns.
 const Description = `Show the current errors of files or directories (default: the working directory): the syntax errors and checker findings that toolkit reports after each write, edit, patch and shell call, here all of them, not only a call's new ones. Use it after a shell command changed more files than a call checks, or to see what is broken before you start. Each line is path:line:col: severity: message, by path and line; a page at a time (offset, limit).`
 
-// Run carries out one diagnostics call; wait is the most its checks take.
-func Run(ctx context.Context, a Args, r *root.Root, wait time.Duration) outcome.Outcome {
+// Run carries out one diagnostics call, under the host's ask: its wait,
+// its servers.
+func Run(ctx context.Context, a Args, r *root.Root, ask diag.Ask) outcome.Outcome {
 	severity := diag.Error
 	if a.Severity != nil {
 		severity = *a.Severity
@@ -117,10 +117,11 @@ func Run(ctx context.Context, a Args, r *root.Root, wait time.Duration) outcome.
 	if over {
 		files = files[:MaxFiles]
 	}
-	if wait <= 0 {
+	if ask.Wait <= 0 {
 		return outcome.Failure("the host's --diagnostics-wait is 0: no check runs")
 	}
-	d := diag.Check(ctx, files, diag.Ask{Mode: diag.All, Severity: severity, Wait: wait})
+	ask.Mode, ask.Severity = diag.All, severity
+	d := diag.Check(ctx, files, ask)
 	if d == nil {
 		d = &outcome.Diagnostics{Checked: []outcome.Checked{}}
 	}

@@ -37,6 +37,7 @@ import (
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/cut"
+	"toolkit/internal/diag"
 	"toolkit/internal/history"
 	"toolkit/internal/history/track"
 	"toolkit/internal/jobs"
@@ -92,6 +93,10 @@ type Details struct {
 	// trees of those --stop-all stopped.
 	HistoryKeepers        []history.Keeper `json:"history_keepers,omitempty"`
 	StoppedHistoryKeepers []string         `json:"stopped_history_keepers,omitempty"`
+	// LanguageServers are the kept language servers, in the list; the
+	// "NAME ROOT" of those --stop-all stopped.
+	LanguageServers        []diag.Server `json:"language_servers,omitempty"`
+	StoppedLanguageServers []string      `json:"stopped_language_servers,omitempty"`
 	// Spills are the cut calls' whole outputs kept (--stop-all).
 	Spills *jobs.Spills `json:"spills,omitempty"`
 }
@@ -276,10 +281,18 @@ func list() outcome.Outcome {
 	for _, k := range keepers {
 		fmt.Fprintf(&b, "history keeper %d: %s %s\n", k.Pid, k.State, k.Tree)
 	}
+	servers := diag.Kept()
+	for _, s := range servers {
+		fmt.Fprintf(&b, "language server %s %d: %s %s (%s resident)\n", s.Name, s.Pid, s.State, s.Root, text.Bytes(s.RSS))
+	}
 	fmt.Fprintf(&b, "[%s, %d running", text.Count(int64(len(all)), "job"), running)
 	if len(keepers) > 0 {
 		d.HistoryKeepers = keepers
 		fmt.Fprintf(&b, "; %s", text.Count(int64(len(keepers)), "history keeper"))
+	}
+	if len(servers) > 0 {
+		d.LanguageServers = servers
+		fmt.Fprintf(&b, "; %s", text.Count(int64(len(servers)), "language server"))
 	}
 	b.WriteString("]\n")
 	return outcome.Success(b.String(), d)
@@ -317,6 +330,13 @@ func stopAll() outcome.Outcome {
 	}
 	if n := len(d.StoppedHistoryKeepers); n > 0 {
 		stopped += "; " + text.Count(int64(n), "history keeper")
+	}
+	for _, s := range diag.Kept() {
+		s.Stop()
+		d.StoppedLanguageServers = append(d.StoppedLanguageServers, s.Name+" "+s.Root)
+	}
+	if n := len(d.StoppedLanguageServers); n > 0 {
+		stopped += "; " + text.Count(int64(n), "language server")
 	}
 	// What the cut calls' whole outputs hold: files, not processes, said
 	// so that a host knows what is left.

@@ -46,6 +46,7 @@ import (
 	"toolkit/internal/history/track"
 	"toolkit/internal/input"
 	"toolkit/internal/jobs"
+	"toolkit/internal/keep"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
@@ -83,7 +84,7 @@ func Command(version string) *cli.Command {
 			}
 			// The history keepers its calls start, as child toolkits or
 			// here, end with this server.
-			os.Setenv(track.OwnerEnv, track.Owner())
+			os.Setenv(keep.OwnerEnv, keep.Owner())
 			s := New(version, Config{Root: r, Settings: c, Exe: exe, KeepJobs: c.Bool("keep-jobs")})
 			sigs := make(chan os.Signal, 4)
 			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)

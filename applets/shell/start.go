@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"toolkit/internal/cmdline"
-	"toolkit/internal/history/track"
 	"toolkit/internal/jobs"
+	"toolkit/internal/keep"
 	"toolkit/internal/outcome"
 	"toolkit/internal/proc"
 	"toolkit/internal/root"
@@ -117,7 +117,7 @@ var hygiene = []string{"TERM=dumb", "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat", 
 // environ is toolkit's environment (less its own plumbing: toolkit mcp's
 // mark of the keepers it owns), then hygiene, then the call's env.
 func environ(extra map[string]string) []string {
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, track.OwnerEnv+"=") })
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, keep.OwnerEnv+"=") })
 	index := make(map[string]int, len(env))
 	for i, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/history"
+	"toolkit/internal/keep"
 	"toolkit/internal/outcome"
 )
 
@@ -30,17 +32,51 @@ type asker interface{ DiagnosticsFields() *Fields }
 var Wait = &cmdline.Setting[time.Duration]{Name: "diagnostics-wait", Env: "TOOLKIT_DIAGNOSTICS_WAIT", Person: 5 * time.Second,
 	Usage: "wait at most `DURATION` after a write, edit, patch or shell call for the diagnostics of the files it changed (a call's diagnostics_wait may ask less); 0 checks none"}
 
+// Lifetime is how long a language server is kept without a check.
+var Lifetime = &cmdline.Setting[time.Duration]{Name: "diagnostics-lifetime", Env: "TOOLKIT_DIAGNOSTICS_LIFETIME", Person: DefaultLifetime,
+	Usage: "end a kept language server after `DURATION` without a check"}
+
+// LSP adds language servers to those toolkit knows, or replaces one.
+var LSP = &cmdline.Setting[string]{Name: "lsp", Env: "TOOLKIT_LSP",
+	Usage: "language servers to keep, before the built-in ones (gopls, pyright, typescript-language-server, rust-analyzer, clangd): `NAME=COMMAND:EXTS:MARKERS`, several apart by ';' (\"kotlin=kotlin-lsp --stdio:.kt,.kts:build.gradle.kts\"); off keeps none"}
+
 // Settings are the host settings of the applets diagnostics follow.
-var Settings = []cmdline.AnySetting{Wait}
+var Settings = []cmdline.AnySetting{Wait, Lifetime, LSP}
+
+// HostAsk is what the host's settings s ask of every check: the wait, the
+// servers, their lifetime and owner. A wrong --lsp is an error.
+func HostAsk(s cmdline.Settings) (Ask, error) {
+	a := Ask{Mode: New, Severity: Error, Wait: 5 * time.Second, Owner: os.Getenv(keep.OwnerEnv)}
+	if s == nil {
+		return a, nil
+	}
+	a.Wait = Wait.Get(s)
+	a.Lifetime = Lifetime.Get(s)
+	if v := LSP.Get(s); v == "off" {
+		a.Servers = []Spec{}
+	} else if v != "" {
+		host, err := ParseLSP(v)
+		if err != nil {
+			return a, err
+		}
+		for _, sp := range Servers {
+			if !slices.ContainsFunc(host, func(h Spec) bool { return h.Name == sp.Name }) {
+				host = append(host, sp)
+			}
+		}
+		a.Servers = host
+	}
+	return a, nil
+}
 
 // ask is what the call asks for, under the host's ceiling.
 func ask(c cmdline.Call) Ask {
-	a := Ask{Mode: New, Severity: Error, Wait: 5 * time.Second}
+	a, err := HostAsk(c.Host.Settings)
+	if err != nil {
+		a.Servers = []Spec{} // a wrong --lsp keeps none
+	}
 	if c.Host.Person {
 		a.Mode = Off
-	}
-	if c.Host.Settings != nil {
-		a.Wait = Wait.Get(c.Host.Settings)
 	}
 	f, ok := c.Args.(asker)
 	if !ok {

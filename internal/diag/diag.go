@@ -56,6 +56,29 @@ type Ask struct {
 	Mode     string        // off, new, all
 	Severity string        // error, or warning for warnings too
 	Wait     time.Duration // the deadline of all the call's checks
+	// Servers are the language servers to keep, the host's first; nil:
+	// Servers. Lifetime is how long one is kept without a check (default
+	// DefaultLifetime); Owner, where set, the toolkit mcp it ends with.
+	Servers  []Spec
+	Lifetime time.Duration
+	Owner    string
+}
+
+// DefaultLifetime is how long a language server is kept without a check.
+const DefaultLifetime = 10 * time.Minute
+
+func (a Ask) servers() []Spec {
+	if a.Servers == nil {
+		return Servers
+	}
+	return a.Servers
+}
+
+func (a Ask) lifetime() time.Duration {
+	if a.Lifetime <= 0 {
+		return DefaultLifetime
+	}
+	return a.Lifetime
 }
 
 // Change is a file a call changed, as the check needs it.
@@ -153,7 +176,9 @@ func Checkable(path string) bool {
 }
 
 // Check checks the files changes names and says what it found, under the
-// deadline ask.Wait; nil when none of them is a file a checker knows.
+// deadline ask.Wait; nil when none of them is a file a checker knows. A
+// file a language server is kept for is asked of it, its syntax checked
+// meanwhile in case the server does not answer in time.
 func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics {
 	if ask.Mode == Off || ask.Wait <= 0 {
 		return nil
@@ -161,20 +186,22 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 	ctx, cancel := context.WithTimeoutCause(ctx, ask.Wait, errTimedOut)
 	defer cancel()
 	began := time.Now()
-	d := &outcome.Diagnostics{Checked: []outcome.Checked{}, New: []outcome.Diagnostic{}}
 	results := make([]result, len(changes))
+	answers := make([]*serverAnswer, len(changes))
+	groups := map[string]*group{}
 	var wg sync.WaitGroup
 	// A check may run a program: a few at a time, as many as the CPUs.
 	slots := make(chan struct{}, max(4, runtime.NumCPU()))
 	said := false
 	for i, ch := range changes {
 		c, why := checkerOf(ch.Path)
+		sp, root, argv := serverFor(ch.Path, ask.servers(), ch.Top)
 		switch {
-		case c == nil && why != "":
+		case c == nil && sp == nil && why != "":
 			results[i].notChecked = why
 			said = true
 			continue
-		case c == nil:
+		case c == nil && sp == nil:
 			continue
 		case ch.TooLarge:
 			results[i].notChecked = "larger than " + text.Bytes(MaxBytes) + ": not checked"
@@ -182,6 +209,22 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 			continue
 		}
 		said = true
+		if sp != nil {
+			k := kept{Name: sp.Name, Argv: argv, Root: root, Settle: sp.Settle, Idle: ask.lifetime(), Owner: ask.Owner}
+			if sp.Options != nil {
+				k.Options = sp.Options(root, ch.Top)
+			}
+			g := groups[k.id()]
+			if g == nil {
+				g = &group{k: k}
+				groups[k.id()] = g
+			}
+			g.files = append(g.files, i)
+		}
+		if c == nil {
+			results[i].notChecked = "no answer"
+			continue
+		}
 		wg.Go(func() {
 			select {
 			case slots <- struct{}{}:
@@ -192,11 +235,18 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 			}
 		})
 	}
+	for _, g := range groups {
+		wg.Go(func() { g.check(ctx, changes, answers, ask) })
+	}
 	wg.Wait()
 	if !said {
 		return nil
 	}
+	d := &outcome.Diagnostics{Checked: []outcome.Checked{}, New: []outcome.Diagnostic{}}
 	for i, r := range results {
+		if a := answers[i]; a != nil {
+			r = a.result(changes[i], r, ask)
+		}
 		switch {
 		case r.notChecked != "":
 			d.NotChecked = append(d.NotChecked, outcome.NotChecked{Path: changes[i].Rel, Why: r.notChecked})
@@ -209,6 +259,10 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 			}
 		}
 	}
+	for _, g := range groups {
+		d.Elsewhere = append(d.Elsewhere, bySeverity(g.elsewhere, ask.Severity)...)
+	}
+	d.Elsewhere = elsewhere(d.Elsewhere, changes)
 	d.Seconds = seconds(time.Since(began))
 	return d
 }

@@ -67,6 +67,22 @@ func Lines(d *outcome.Diagnostics, all bool) []string {
 			out = append(out, Line(x)+mark)
 		}
 	}
+	if len(d.Elsewhere) > 0 {
+		var files []string
+		for _, x := range d.Elsewhere {
+			if p := text.Escape(x.Path); !slices.Contains(files, p) {
+				files = append(files, p)
+			}
+		}
+		out = append(out, fmt.Sprintf("[diagnostics: %s in other files, not there before: %s]", text.Count(int64(len(d.Elsewhere)), "new error"), list(files)))
+		for i, x := range d.Elsewhere {
+			if i == MaxShown/2 {
+				out = append(out, fmt.Sprintf("[… %d more]", len(d.Elsewhere)-MaxShown/2))
+				break
+			}
+			out = append(out, Line(x))
+		}
+	}
 	if nc := NotChecked(d.NotChecked); nc != "" {
 		out = append(out, nc)
 	}
@@ -96,12 +112,15 @@ func NotChecked(ns []outcome.NotChecked) string {
 
 // head is the block's first line: how many new, in which files, by what.
 func head(d *outcome.Diagnostics, all bool) string {
-	var files, by []string
+	var files, by, whys []string
 	exact, syntax := true, true
 	for _, c := range d.Checked {
 		files = append(files, text.Escape(c.Path))
 		if !slices.Contains(by, c.By) {
 			by = append(by, c.By)
+		}
+		if c.Why != "" && !slices.Contains(whys, c.Why) {
+			whys = append(whys, c.Why)
 		}
 		exact = exact && c.Baseline
 		syntax = syntax && c.Tier == "syntax"
@@ -109,6 +128,9 @@ func head(d *outcome.Diagnostics, all bool) string {
 	checkers := strings.Join(by, ", ")
 	if syntax {
 		checkers = "syntax only: " + checkers
+	}
+	if len(whys) > 0 {
+		checkers += " — " + strings.Join(whys, ", ")
 	}
 	errs, warns := 0, 0
 	for _, x := range d.New {
@@ -157,7 +179,7 @@ func Line(x outcome.Diagnostic) string {
 	if x.Col > 0 {
 		at += fmt.Sprintf(":%d", x.Col)
 	}
-	msg := strings.ReplaceAll(strings.TrimSpace(x.Message), "\n", " ")
+	msg := strings.Join(strings.Fields(x.Message), " ") // one line
 	if x.Code != "" {
 		msg += " [" + x.Code + "]"
 	}

@@ -36,7 +36,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"toolkit/internal/keep"
 
 	"golang.org/x/sys/unix"
 
@@ -85,9 +84,6 @@ type Settings struct {
 	// KeeperIdle.
 	Owner string `json:",omitempty"`
 }
-
-// Owner is this process as an owner of keepers: "PID START".
-func Owner() string { return keep.Owner() }
 
 // Defaults are the bounds when the host gives none.
 var Defaults = Settings{Mode: Undo, MaxFile: 2 << 20, MaxCallBytes: 64 << 20, MaxCallFiles: 20_000, BigDir: 1000, MaxTree: 300_000,

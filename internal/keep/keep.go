@@ -144,6 +144,11 @@ func (h Helper) Stop() {
 	}
 }
 
+// OwnerEnv names the variable through which toolkit mcp tells the calls it
+// runs, in it or as child toolkits, that it owns the helpers they start:
+// they end with it ("PID START", as Owner says it).
+const OwnerEnv = "TOOLKIT_OWNER"
+
 // Owner is this process as a helper's owner: "PID START". A helper owned
 // by a toolkit mcp ends with it.
 func Owner() string {

@@ -5,7 +5,9 @@
 // was not computed for that text. A publish counts only if it carries the
 // version of the text sent; a pull (textDocument/diagnostic) counts as it
 // is answered after the text was sent, the server reading its messages in
-// order.
+// order. A server that never says a version (typescript-language-server)
+// is taken at the publishes that come after the text was sent, once they
+// have been quiet for a moment (UnversionedSettle).
 package lsp
 
 import (
@@ -42,27 +44,37 @@ type Server struct {
 	ready   chan struct{} // closed once initialized, or failed to be
 	initErr error
 	gone    chan struct{} // closed once the process ended
+	ended   error         // how it ended, once gone
 	stderr  *tail
 
 	utf16, pull bool // the server counts in UTF-16; it answers pulls
 
-	mu     sync.Mutex
-	docs   map[string]*document // by URI
-	pushed map[string]published // the last publish of each URI
-	now    chan struct{}        // closed, and replaced, at each publish
-	used   int                  // a clock for the documents' last use
+	mu        sync.Mutex
+	docs      map[string]*document // by URI
+	pushed    map[string]published // the last publish of each URI
+	now       chan struct{}        // closed, and replaced, at each publish
+	used      int                  // a clock for the documents' last use
+	seq       uint64               // publishes so far
+	versioned bool                 // a publish said its version
 }
 
 type document struct {
 	version int
 	text    string
 	used    int
+	sent    uint64 // publishes before its text was sent
 }
 
 type published struct {
 	version *int
 	diags   []Diagnostic
+	seq     uint64
+	at      time.Time
 }
+
+// UnversionedSettle is how long the publishes of a server that says no
+// version must be quiet before the last is taken.
+const UnversionedSettle = 300 * time.Millisecond
 
 // MaxDocuments is how many documents a server holds open: the least
 // recently used is closed past it.
@@ -76,7 +88,7 @@ var (
 
 // Start starts argv as a language server for the project at root, and
 // initializes it in the background (Ready says when).
-func Start(name string, argv []string, root string, env []string) (*Server, error) {
+func Start(name string, argv []string, root string, env []string, options map[string]any) (*Server, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -100,11 +112,11 @@ func Start(name string, argv []string, root string, env []string) (*Server, erro
 	stream := jsonrpc2.NewBufferedStream(pipes{outR, inW}, jsonrpc2.VSCodeObjectCodec{})
 	s.conn = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(s.handle))
 	go func() {
-		_ = s.p.Wait()
+		s.ended = s.p.Wait()
 		close(s.gone)
 		s.conn.Close()
 	}()
-	go s.initialize()
+	go s.initialize(options)
 	return s, nil
 }
 
@@ -127,24 +139,41 @@ func (s *Server) Pid() int { return s.p.Pid() }
 // Ready is closed once the server is initialized, or failed to be.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
+// Failed says the server, ready, could not be initialized.
+func (s *Server) Failed() bool {
+	<-s.ready
+	return s.initErr != nil
+}
+
 // Gone is closed once the server's process has ended.
 func (s *Server) Gone() <-chan struct{} { return s.gone }
 
 // Why says why the server ended or failed to start: its last line on
 // stderr, or the error.
 func (s *Server) Why() string {
-	if l := s.stderr.last(); l != "" {
-		return l
+	var why []string
+	select {
+	case <-s.gone:
+		if s.ended != nil {
+			why = append(why, s.ended.Error())
+		}
+	default:
 	}
 	if s.initErr != nil {
-		return s.initErr.Error()
+		why = append(why, s.initErr.Error())
+	} else if l := s.stderr.last(); l != "" {
+		why = append(why, l)
 	}
-	return "it ended"
+	if len(why) == 0 {
+		return "it ended"
+	}
+	return strings.Join(why, ": ")
 }
 
-func (s *Server) initialize() {
+func (s *Server) initialize(options map[string]any) {
 	defer close(s.ready)
 	params := map[string]any{
+		"initializationOptions": options,
 		"processId": os.Getpid(),
 		"rootUri":   URI(s.root),
 		"workspaceFolders": []map[string]string{
@@ -199,7 +228,9 @@ func (s *Server) handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Req
 		var p publishParams
 		if req.Params != nil && json.Unmarshal(*req.Params, &p) == nil {
 			s.mu.Lock()
-			s.pushed[p.URI] = published{version: p.Version, diags: p.Diagnostics}
+			s.seq++
+			s.versioned = s.versioned || p.Version != nil
+			s.pushed[p.URI] = published{version: p.Version, diags: p.Diagnostics, seq: s.seq, at: time.Now()}
 			close(s.now)
 			s.now = make(chan struct{})
 			s.mu.Unlock()
@@ -232,18 +263,14 @@ type Result struct {
 // it did not answer in time. A text it has had and answered for already
 // is answered at once.
 func (s *Server) Diagnose(ctx context.Context, path, languageID, text string) (Result, error) {
-	select {
-	case <-s.ready:
-	case <-s.gone:
-		return Result{}, ErrGone
-	case <-ctx.Done():
-		return Result{}, ErrLoading
+	if err := s.wait(ctx); err != nil {
+		return Result{}, err
 	}
 	if s.initErr != nil {
-		return Result{}, fmt.Errorf("it could not start: %w", s.initErr)
+		return Result{}, fmt.Errorf("could not start: %w", s.initErr)
 	}
 	uri := URI(path)
-	version, err := s.send(ctx, uri, languageID, text)
+	version, sent, err := s.send(ctx, uri, languageID, text)
 	if err != nil {
 		return Result{}, err
 	}
@@ -258,34 +285,70 @@ func (s *Server) Diagnose(ctx context.Context, path, languageID, text string) (R
 		// A server that answers pulls only for some documents, or said
 		// "unchanged" though asked for none: its pushes decide.
 	}
-	return s.published(ctx, uri, version)
+	return s.published(ctx, uri, version, sent)
+}
+
+// wait waits for the server to be initialized: ErrLoading where ctx ends
+// first (a server that is ready is ready, whatever the time left).
+func (s *Server) wait(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return nil
+	default:
+	}
+	select {
+	case <-s.ready:
+		return nil
+	case <-s.gone:
+		return ErrGone
+	case <-ctx.Done():
+		return ErrLoading
+	}
 }
 
 // send makes text the document's content: opened, or changed to it at the
-// next version, unless it is its content already. It returns the version.
-func (s *Server) send(ctx context.Context, uri, languageID, text string) (int, error) {
+// next version, unless it is its content already. It returns the version,
+// and the count of publishes before the text was sent.
+func (s *Server) send(ctx context.Context, uri, languageID, text string) (int, uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.used++
 	d := s.docs[uri]
 	switch {
 	case d == nil:
-		d = &document{version: 1, text: text}
+		d = &document{version: 1, text: text, sent: s.seq}
 		s.docs[uri] = d
 		delete(s.pushed, uri) // what was published of it closed is not of this text
 		s.closeOld(ctx)
 		if err := s.conn.Notify(ctx, "textDocument/didOpen", didOpenParams{textDocumentItem{URI: uri, LanguageID: languageID, Version: 1, Text: text}}); err != nil {
-			return 0, s.failed(ctx, err)
+			return 0, 0, s.failed(ctx, err)
 		}
 	case d.text != text:
 		d.version++
 		d.text = text
+		d.sent = s.seq
 		if err := s.conn.Notify(ctx, "textDocument/didChange", didChangeParams{versionedDocument{URI: uri, Version: d.version}, []wholeText{{Text: text}}}); err != nil {
-			return 0, s.failed(ctx, err)
+			return 0, 0, s.failed(ctx, err)
 		}
 	}
 	d.used = s.used
-	return d.version, nil
+	return d.version, d.sent, nil
+}
+
+// CloseStale closes the documents held open whose text is no longer
+// their file's (stale says it is not): a file changed on disk since, by
+// a command whose call did not check it, is read by the server from disk
+// again, not from a text toolkit gave it long ago.
+func (s *Server) CloseStale(ctx context.Context, stale func(path, text string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for uri, d := range s.docs {
+		if stale(PathOf(uri), d.text) {
+			delete(s.docs, uri)
+			delete(s.pushed, uri)
+			_ = s.conn.Notify(ctx, "textDocument/didClose", didCloseParams{documentID{URI: uri}})
+		}
+	}
 }
 
 // closeOld closes the least recently used documents past MaxDocuments.
@@ -304,20 +367,26 @@ func (s *Server) closeOld(ctx context.Context) {
 }
 
 // published waits for a publish of the document's version, then for
-// Settle more.
-func (s *Server) published(ctx context.Context, uri string, version int) (Result, error) {
+// Settle more; from a server that says no version, for the publishes after
+// the text was sent (sent) to be quiet for UnversionedSettle.
+func (s *Server) published(ctx context.Context, uri string, version int, sent uint64) (Result, error) {
 	var got *published
 	var settle <-chan time.Time
 	for {
 		s.mu.Lock()
 		p, ok := s.pushed[uri]
-		now := s.now
+		now, versioned := s.now, s.versioned
 		s.mu.Unlock()
-		if ok && p.version != nil && *p.version == version {
+		switch {
+		case ok && p.version != nil && *p.version == version:
 			if got == nil && s.Settle > 0 {
 				settle = time.After(s.Settle)
 			}
 			got = &p
+		case ok && !versioned && p.version == nil && p.seq > sent:
+			// Quiet since the last publish, and taken then.
+			got = &p
+			settle = time.After(time.Until(p.at.Add(UnversionedSettle)))
 		}
 		if got != nil && settle == nil {
 			return Result{Diagnostics: got.diags, UTF16: s.utf16}, nil
@@ -325,7 +394,12 @@ func (s *Server) published(ctx context.Context, uri string, version int) (Result
 		select {
 		case <-now:
 		case <-settle:
-			return Result{Diagnostics: got.diags, UTF16: s.utf16}, nil
+			s.mu.Lock()
+			quiet := s.pushed[uri].seq == got.seq
+			s.mu.Unlock()
+			if quiet || got.version != nil {
+				return Result{Diagnostics: got.diags, UTF16: s.utf16}, nil
+			}
 		case <-s.gone:
 			return Result{}, ErrGone
 		case <-ctx.Done():
@@ -334,17 +408,46 @@ func (s *Server) published(ctx context.Context, uri string, version int) (Result
 	}
 }
 
-// failed is the error of a message the server did not take or answer.
+// failed is the error of a message the server did not take or answer: a
+// server whose connection broke is about to be gone, and is waited for
+// a moment, so that what is said is that it ended, and how.
 func (s *Server) failed(ctx context.Context, err error) error {
-	select {
-	case <-s.gone:
-		return ErrGone
-	default:
-	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	return err
+	var rpc *jsonrpc2.Error
+	if errors.As(err, &rpc) {
+		return err // an answer: the server is there
+	}
+	select {
+	case <-s.gone:
+		return ErrGone
+	case <-time.After(time.Second):
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Quiet waits until the server has published nothing for gap, or for at
+// most most: the publishes for other files that a change makes come just
+// after those of the file changed, from most servers.
+func (s *Server) Quiet(ctx context.Context, gap, most time.Duration) {
+	end := time.After(most)
+	for {
+		s.mu.Lock()
+		now := s.now
+		s.mu.Unlock()
+		select {
+		case <-now:
+		case <-time.After(gap):
+			return
+		case <-end:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // Published is the last publish of every document the server published

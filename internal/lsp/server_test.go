@@ -26,7 +26,7 @@ func fake(t *testing.T, mode string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Start("fake", []string{exe}, t.TempDir(), append(os.Environ(), "FAKELSP=1", "FAKELSP_MODE="+mode))
+	s, err := Start("fake", []string{exe}, t.TempDir(), append(os.Environ(), "FAKELSP=1", "FAKELSP_MODE="+mode), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func messages(r Result) string {
 // a stale publish of the version before, a burst whose first publish
 // finds nothing, pulls only.
 func TestFresh(t *testing.T) {
-	for _, mode := range []string{"", "stale", "burst", "pull", "slow=200ms,stale"} {
+	for _, mode := range []string{"", "stale", "burst", "pull", "slow=200ms,stale", "noversion", "noversion,stale,slow=100ms"} {
 		t.Run(mode, func(t *testing.T) {
 			s := fake(t, mode)
 			if mode == "burst" {
@@ -71,16 +71,25 @@ func TestFresh(t *testing.T) {
 	}
 }
 
-// TestNeverStale: a server that publishes without versions, or never
-// publishes, is never taken at its word: the wait ends at its deadline,
-// with no answer.
+// TestNeverStale: a server that never publishes, or publishes only the
+// version before the change, is never taken at its word: the wait ends at
+// its deadline, with no answer.
 func TestNeverStale(t *testing.T) {
-	for _, mode := range []string{"noversion", "silent"} {
+	for _, mode := range []string{"silent", "staleonly"} {
 		t.Run(mode, func(t *testing.T) {
 			s := fake(t, mode)
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			r, err := s.Diagnose(ctx, filepath.Join(s.root, "a.txt"), "plaintext", "ERROR\n")
+			path := filepath.Join(s.root, "a.txt")
+			if mode == "staleonly" {
+				// Opened, then changed: only the open's text is published.
+				if _, err := s.Diagnose(ctx, path, "plaintext", "ERROR old\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			r, err := s.Diagnose(ctx, path, "plaintext", "ERROR\n")
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("%s: %q, %v; want no answer by the deadline", mode, messages(r), err)
 			}

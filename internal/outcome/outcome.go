@@ -463,6 +463,10 @@ type Checked struct {
 	By       string `json:"by"`
 	Tier     string `json:"tier"`
 	Baseline bool   `json:"baseline"`
+	// Why, for a file a language server is kept for that was checked by
+	// another tier, says why the server did not answer: "gopls still
+	// loading after 5 s".
+	Why string `json:"why,omitempty"`
 }
 
 // Diagnostic is one error or warning in a file: lines and columns from 1,

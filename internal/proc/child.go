@@ -123,7 +123,13 @@ func Output(ctx context.Context, c Child) ([]byte, error) {
 }
 
 // LookPath reports whether a program is on PATH.
-func LookPath(name string) bool {
-	_, err := exec.LookPath(name)
-	return err == nil
+func LookPath(name string) bool { return Which(name) != "" }
+
+// Which is the path of the program name on PATH; "" where it is not.
+func Which(name string) string {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return ""
+	}
+	return p
 }

@@ -6,6 +6,7 @@
 //	init=DUR    answer initialize after DUR (a server still loading)
 //	slow=DUR    publish DUR after each change
 //	stale       publish the version before a change's first, then its own
+//	staleonly   publish the version before a change's, never its own
 //	burst       publish each version twice: none found, then what is found
 //	crash       end at the first change
 //	silent      never publish
@@ -31,7 +32,7 @@ import (
 
 type mode struct {
 	init, slow                                  time.Duration
-	stale, burst, crash, silent, pull, noversion bool
+	stale, staleonly, burst, crash, silent, pull, noversion bool
 }
 
 func parseMode(s string) mode {
@@ -46,6 +47,8 @@ func parseMode(s string) mode {
 			m.slow = d
 		case "stale":
 			m.stale = true
+		case "staleonly":
+			m.stale, m.staleonly = true, true
 		case "burst":
 			m.burst = true
 		case "crash":
@@ -180,19 +183,24 @@ func (s *server) set(uri string, version int, text string, change bool) {
 	go func() {
 		if change && s.m.stale {
 			s.publish(uri, oldVersion, old)
+			if s.m.staleonly {
+				return
+			}
 		}
 		time.Sleep(s.m.slow)
 		if s.m.burst {
 			s.publishAll(uri, version, nil)
 			time.Sleep(100 * time.Millisecond)
 		}
+		// The files a change breaks first, then the document's own: a
+		// client that has the document's has the others'.
 		ds, breaks := find(text)
-		s.publishAll(uri, version, ds)
 		dir := filepath.Dir(strings.TrimPrefix(uri, "file://"))
 		for _, name := range breaks {
 			other := "file://" + filepath.Join(dir, name)
 			s.publishAll(other, 0, []diagnostic{{Range: rng{pos{0, 0}, pos{0, 1}}, Severity: 1, Source: "fake", Message: "broken by " + filepath.Base(uri)}})
 		}
+		s.publishAll(uri, version, ds)
 	}()
 }
 

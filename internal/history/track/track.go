@@ -14,6 +14,7 @@ import (
 
 	"toolkit/internal/cmdline"
 	"toolkit/internal/history"
+	"toolkit/internal/keep"
 	"toolkit/internal/outcome"
 	"toolkit/internal/state"
 )
@@ -36,14 +37,6 @@ var (
 	// Settings are the settings of every applet that history follows.
 	Settings = []cmdline.AnySetting{History, HistoryKeeper, HistoryLifetime, HistoryMaxFile, HistoryMaxCall, HistoryStore}
 )
-
-// OwnerEnv names the variable through which toolkit mcp tells the calls it
-// runs, in it or as child toolkits, that it owns the history keepers they
-// start: they end with it ("PID START").
-const OwnerEnv = "TOOLKIT_OWNER"
-
-// Owner is this process as OwnerEnv says it.
-func Owner() string { return history.Owner() }
 
 // Off says the host turned history off (--history off): history and undo
 // have nothing to show or take back then, and are not offered.
@@ -76,7 +69,7 @@ func Of(s cmdline.Settings, person bool) history.Settings {
 		hs.MaxCallBytes = int64(n)
 	}
 	hs.StoreCap = int64(max(0, HistoryStore.Get(s)))
-	hs.Owner = os.Getenv(OwnerEnv)
+	hs.Owner = os.Getenv(keep.OwnerEnv)
 	return hs
 }
 
