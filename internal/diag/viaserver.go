@@ -21,10 +21,10 @@ type group struct {
 // serverAnswer is what a kept server said of one file, or why it said
 // nothing.
 type serverAnswer struct {
-	name          string
-	file          responseFile
-	err           string // why no answer came: "loading", "timeout", "could not start: …"
-	beforeAsked   bool
+	name        string
+	file        responseFile
+	err         string // why no answer came: "loading", "timeout", "could not start: …"
+	beforeAsked bool
 }
 
 // check asks the group's server for its files: each one's diagnostics
@@ -132,4 +132,3 @@ func elsewhere(ds []outcome.Diagnostic, changes []Change) []outcome.Diagnostic {
 	}
 	return out
 }
-

@@ -174,8 +174,8 @@ func (s *Server) initialize(options map[string]any) {
 	defer close(s.ready)
 	params := map[string]any{
 		"initializationOptions": options,
-		"processId": os.Getpid(),
-		"rootUri":   URI(s.root),
+		"processId":             os.Getpid(),
+		"rootUri":               URI(s.root),
 		"workspaceFolders": []map[string]string{
 			{"uri": URI(s.root), "name": s.root},
 		},

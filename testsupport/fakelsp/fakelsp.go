@@ -31,7 +31,7 @@ import (
 )
 
 type mode struct {
-	init, slow                                  time.Duration
+	init, slow                                              time.Duration
 	stale, staleonly, burst, crash, silent, pull, noversion bool
 }
 
