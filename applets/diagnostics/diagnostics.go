@@ -103,6 +103,9 @@ func Run(ctx context.Context, a Args, r *root.Root, ask diag.Ask) outcome.Outcom
 	if r != nil {
 		top = r.Dir()
 	}
+	if ask.Dir, _ = r.HostPath("."); ask.Dir != "" {
+		ask.Dir, _ = filepath.Abs(ask.Dir)
+	}
 	var files []diag.Change
 	for _, name := range paths {
 		found, err := collect(ctx, r, name, top)

@@ -109,6 +109,7 @@ func Around(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outc
 	}
 	h := c.Host
 	h.Keeps = max(h.Keeps, MaxBytes) // write reads the content before up to it
+	a.Dir = c.Dir()
 	o := next(ctx, h)
 	if o.Kind != outcome.Done {
 		return o
@@ -121,9 +122,9 @@ func Around(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outc
 	tooMany := 0
 	switch {
 	case o.Wrote != nil:
-		changes = said(o.Wrote, c.Dir(), top)
+		changes = said(o.Wrote, a.Dir, top)
 	case o.Changes != nil && o.Command != nil:
-		changes, tooMany = scanned(o.Changes, c.Dir(), top)
+		changes, tooMany = scanned(o.Changes, a.Dir, top)
 	}
 	var d *outcome.Diagnostics
 	if tooMany > 0 {

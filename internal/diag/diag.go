@@ -62,6 +62,9 @@ type Ask struct {
 	Servers  []Spec
 	Lifetime time.Duration
 	Owner    string
+	// Dir is the directory the call works in: other files' paths are
+	// said from it.
+	Dir string
 }
 
 // DefaultLifetime is how long a language server is kept without a check.

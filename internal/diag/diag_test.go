@@ -166,7 +166,7 @@ func TestCheckDeadline(t *testing.T) {
 	byExt[".slow"] = slow
 	defer delete(byExt, ".slow")
 	began := time.Now()
-	d := Check(context.Background(), []Change{{Path: "/x/a.slow", Rel: "a.slow", After: []byte("x")}}, Ask{Mode: New, Wait: 200 * time.Millisecond})
+	d := Check(context.Background(), []Change{{Path: "/x/a.slow", Rel: "a.slow", After: []byte("x")}}, Ask{Mode: New, Wait: 200 * time.Millisecond, Servers: []Spec{}})
 	if took := time.Since(began); took > 20*time.Second {
 		t.Fatalf("the check waited %s for a checker that sleeps 30 s", took)
 	}
@@ -181,7 +181,7 @@ func TestCheckDeadline(t *testing.T) {
 func TestCheckNew(t *testing.T) {
 	before := []byte("package a\n\nfunc f() {\n\tx := \n}\n")
 	after := []byte("package a\n\n// A comment moves the old error down.\nfunc f() {\n\tx := \n}\n\nfunc g( {}\n")
-	d := Check(context.Background(), []Change{{Path: "/x/a.go", Rel: "a.go", Before: before, Existed: true, BeforeKnown: true, After: after}}, Ask{Mode: New, Wait: 5 * time.Second})
+	d := Check(context.Background(), []Change{{Path: "/x/a.go", Rel: "a.go", Before: before, Existed: true, BeforeKnown: true, After: after}}, Ask{Mode: New, Wait: 5 * time.Second, Servers: []Spec{}})
 	got := strings.Join(Lines(d, false), "\n")
 	want := "[diagnostics: 1 new error in a.go (syntax only: go/parser; 0.0 s); 1 already there]\na.go:8:"
 	if !strings.HasPrefix(got, want) || d.Already != 1 || len(d.New) != 1 {
@@ -189,10 +189,10 @@ func TestCheckNew(t *testing.T) {
 	}
 	// A file of no language says nothing; one of a language with no
 	// checker says so.
-	if d := Check(context.Background(), []Change{{Path: "/x/README.md", Rel: "README.md", After: []byte("# x\n")}}, Ask{Mode: New, Wait: time.Second}); d != nil {
+	if d := Check(context.Background(), []Change{{Path: "/x/README.md", Rel: "README.md", After: []byte("# x\n")}}, Ask{Mode: New, Wait: time.Second, Servers: []Spec{}}); d != nil {
 		t.Fatalf("README.md: %+v", d)
 	}
-	d = Check(context.Background(), []Change{{Path: "/x/a.kt", Rel: "a.kt", After: []byte("x")}}, Ask{Mode: New, Wait: time.Second})
+	d = Check(context.Background(), []Change{{Path: "/x/a.kt", Rel: "a.kt", After: []byte("x")}}, Ask{Mode: New, Wait: time.Second, Servers: []Spec{}})
 	if got := Lines(d, false); len(got) != 1 || got[0] != "[diagnostics: not checked — a.kt: no checker for .kt]" {
 		t.Fatalf("a.kt: %q", got)
 	}

@@ -55,9 +55,8 @@ func (g *group) check(ctx context.Context, changes []Change, answers []*serverAn
 		answers[i] = a
 	}
 	if err == nil {
-		dir := filepath.Dir(changes[g.files[0]].Path)
 		for _, d := range res.Elsewhere {
-			d.Path = relTo(dir, d.Path)
+			d.Path = relTo(ask.Dir, d.Path)
 			g.elsewhere = append(g.elsewhere, d)
 		}
 	}
