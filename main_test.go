@@ -334,7 +334,7 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 	cmd := exec.Command(exe, append([]string{"mcp"}, args[:len(args)-1]...)...)
 	cmd.Dir = ts.Getenv("WORK")
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "GORACE", "TOOLKIT_STATE", "TOOLKIT_HISTORY", "TOOLKIT_HISTORY_KEEPER", "TOOLKIT_DIAGNOSTICS_WAIT"} {
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "GORACE", "TOOLKIT_STATE", "TOOLKIT_HISTORY", "TOOLKIT_HISTORY_KEEPER", "TOOLKIT_DIAGNOSTICS_WAIT", "TOOLKIT_LSP"} {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
 	cmd.Env = env
