@@ -10,8 +10,9 @@
 // "not checked", never clean. The write is done, and history has recorded
 // it, before a check starts; a check never fails or undoes a change.
 //
-// The checkers come in tiers, each named in what it says: in process
-// (Go's parser, JSON), then the programs the image has (bash -n, sh -n,
+// The checkers come in tiers, each named in what it says: a language
+// server kept between calls (keeper.go), else a syntax check: JSON in
+// process, then the programs the image has (gofmt, bash -n, sh -n,
 // python3's compile, node --check).
 package diag
 
@@ -113,7 +114,7 @@ type checker struct {
 }
 
 var (
-	goParser   = &checker{by: "go/parser", tier: "syntax", check: goSyntax}
+	goParser   = &checker{by: "gofmt", tier: "syntax", program: "gofmt", check: goSyntax}
 	jsonParser = &checker{by: "json", tier: "syntax", check: jsonSyntax}
 	shellN     = &checker{by: "sh -n", tier: "syntax", program: "sh", check: shellSyntax}
 	python     = &checker{by: "python3", tier: "syntax", program: "python3", check: pythonCompile}

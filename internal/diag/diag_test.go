@@ -183,7 +183,7 @@ func TestCheckNew(t *testing.T) {
 	after := []byte("package a\n\n// A comment moves the old error down.\nfunc f() {\n\tx := \n}\n\nfunc g( {}\n")
 	d := Check(context.Background(), []Change{{Path: "/x/a.go", Rel: "a.go", Before: before, Existed: true, BeforeKnown: true, After: after}}, Ask{Mode: New, Wait: 5 * time.Second, Servers: []Spec{}})
 	got := strings.Join(Lines(d, false), "\n")
-	want := "[diagnostics: 1 new error in a.go (syntax only: go/parser; 0.0 s); 1 already there]\na.go:8:"
+	want := "[diagnostics: 1 new error in a.go (syntax only: gofmt; 0.0 s); 1 already there]\na.go:8:"
 	if !strings.HasPrefix(got, want) || d.Already != 1 || len(d.New) != 1 {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}

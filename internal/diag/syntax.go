@@ -5,28 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"go/parser"
-	"go/scanner"
-	"go/token"
 	"io"
 
 	"toolkit/internal/outcome"
 )
-
-// goSyntax is Go's own parser over the file: its syntax errors, each at
-// its place, in microseconds. It stops at ten, as the parser does.
-func goSyntax(_ context.Context, f file) ([]outcome.Diagnostic, error) {
-	_, err := parser.ParseFile(token.NewFileSet(), f.path, f.content, parser.SkipObjectResolution)
-	var list scanner.ErrorList
-	if !errors.As(err, &list) {
-		return nil, nil
-	}
-	out := make([]outcome.Diagnostic, 0, len(list))
-	for _, e := range list {
-		out = append(out, outcome.Diagnostic{Path: f.rel, Line: e.Pos.Line, Col: e.Pos.Column, Severity: Error, Message: e.Msg, Source: "go/parser"})
-	}
-	return out, nil
-}
 
 // jsonSyntax is a JSON file's first syntax error, where encoding/json
 // stops: one value, then only white space.

@@ -36,7 +36,7 @@ func secs(d time.Duration) string {
 
 // Lines are the bracketed block that tells a model what a check found:
 //
-//	[diagnostics: 2 new errors in a.go (syntax only: go/parser; 0.0 s); 3 already there]
+//	[diagnostics: 2 new errors in a.go (syntax only: gofmt; 0.0 s); 3 already there]
 //	a.go:42:5: error: expected ';', found foo
 //	[diagnostics: not checked — b.kt: no checker for .kt]
 //

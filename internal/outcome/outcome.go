@@ -454,7 +454,7 @@ type Diagnostics struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// Checked is a file checked, by what (a language server, "go/parser",
+// Checked is a file checked, by what (a language server, "gofmt",
 // "bash -n"), at which tier ("server", "syntax", "command"); Baseline
 // says its content before the call was checked too, so that "new" is
 // exact, not only the errors on its changed lines.
