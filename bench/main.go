@@ -221,7 +221,7 @@ func main() {
 		return
 	}
 	toolkit := flag.String("toolkit", "", "the toolkit binary to measure (built by bench/run)")
-	only := flag.String("only", "", "run only the cases of these groups, comma-separated (grep,glob,job,edit,patch,write,read,shell,mcp)")
+	only := flag.String("only", "", "run only the cases of these groups, comma-separated (grep,glob,job,edit,patch,write,read,shell,mcp,diagnostics)")
 	runs := flag.Int("runs", 5, "runs of each side of each case (startup cases run 4× as many)")
 	md := flag.String("md", "", "also write the results as Markdown to this file")
 	work := flag.String("work", "", "directory for the test files (default: a new one in $TMPDIR)")
@@ -282,6 +282,17 @@ func main() {
 		rows = append(rows, r)
 		binarySize(env)
 		faultCost(env)
+	}
+	if *only == "" || slices.Contains(strings.Split(*only, ","), "diagnostics") {
+		switch r, err := diagEdit(env); {
+		case errors.Is(err, errSkipped):
+		case err != nil:
+			fmt.Fprintln(os.Stderr, "bench: diagnostics:", err)
+			os.Exit(1)
+		default:
+			printRow(os.Stdout, r)
+			rows = append(rows, r)
+		}
 	}
 	for _, n := range env.notes {
 		fmt.Println(n)
