@@ -123,8 +123,12 @@ func Around(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outc
 	switch {
 	case o.Wrote != nil:
 		changes = said(o.Wrote, a.Dir, top)
+		a.Touched = map[string]string{}
+		for _, w := range o.Wrote {
+			a.Touched[w.Path] = statusOf(w.Existed, w.Exists)
+		}
 	case o.Changes != nil && o.Command != nil:
-		changes, tooMany = scanned(o.Changes, a.Dir, top)
+		changes, tooMany, a.Touched = scanned(o.Changes, a.Dir, top)
 	}
 	var d *outcome.Diagnostics
 	if tooMany > 0 {
@@ -144,6 +148,17 @@ func Around(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outc
 		o.Text += l + "\n"
 	}
 	return o
+}
+
+// statusOf is a change's status as history says it: A, M or D.
+func statusOf(existed, exists bool) string {
+	switch {
+	case !existed:
+		return "A"
+	case !exists:
+		return "D"
+	}
+	return "M"
 }
 
 // said are the files a write, edit or patch wrote.
@@ -167,8 +182,9 @@ func said(wrote []outcome.Wrote, dir, top string) []Change {
 }
 
 // scanned are the files a shell call changed, as history found them:
-// none where it changed more source files than MaxFiles, and how many.
-func scanned(ch *outcome.Changes, dir, top string) ([]Change, int) {
+// none where it changed more source files than MaxFiles, and how many;
+// and all it changed, by host path (Ask.Touched).
+func scanned(ch *outcome.Changes, dir, top string) ([]Change, int, map[string]string) {
 	var rels []string
 	for _, f := range ch.Files {
 		if f.Status != "D" && f.Files == 0 && f.SaidBy == 0 && Checkable(f.Path) {
@@ -176,14 +192,20 @@ func scanned(ch *outcome.Changes, dir, top string) ([]Change, int) {
 		}
 	}
 	if len(rels) == 0 {
-		return nil, 0
+		return nil, 0, nil
 	}
 	if len(rels) > MaxFiles {
-		return nil, len(rels)
+		return nil, len(rels), nil
 	}
 	tree, before, err := history.Before(ch.Call, rels, MaxBytes)
 	if err != nil {
-		return nil, 0
+		return nil, 0, nil
+	}
+	touched := map[string]string{}
+	for _, f := range ch.Files {
+		if f.Files == 0 {
+			touched[filepath.Join(tree, f.Path)] = f.Status
+		}
 	}
 	var out []Change
 	for _, rel := range rels {
@@ -195,7 +217,7 @@ func scanned(ch *outcome.Changes, dir, top string) ([]Change, int) {
 		b, known := before[rel]
 		out = append(out, Change{Path: path, Rel: relTo(dir, path), Top: top, Before: b.Content, Existed: b.Existed, BeforeKnown: known, After: after, TooLarge: err != nil})
 	}
-	return out, 0
+	return out, 0, touched
 }
 
 var errTooLarge = errors.New("too large")

@@ -66,6 +66,10 @@ type Ask struct {
 	// Dir is the directory the call works in: other files' paths are
 	// said from it.
 	Dir string
+	// Touched are all the files the call changed, by host path, each
+	// "A", "M" or "D": a kept server is told of those it is not asked
+	// to check (workspace/didChangeWatchedFiles).
+	Touched map[string]string
 }
 
 // DefaultLifetime is how long a language server is kept without a check.

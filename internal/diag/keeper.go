@@ -145,6 +145,7 @@ func RunKeeper(arg string) int {
 	asked := make(chan struct{}, 1)
 	var one sync.Mutex // held by a check, to the end of its answer
 	go serve(ln, srv, &one, asked)
+
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	idle := time.NewTimer(k.Idle)
@@ -196,6 +197,10 @@ func RunKeeper(arg string) int {
 
 // serve answers the calls' checks, one at a time: only from this user.
 func serve(ln net.Listener, srv *lsp.Server, one *sync.Mutex, asked chan<- struct{}) {
+	// The first check is the server's first look at the project: what it
+	// publishes for other files then was there before the call, not
+	// brought by it, and is not said.
+	first := true
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -218,7 +223,11 @@ func serve(ln net.Listener, srv *lsp.Server, one *sync.Mutex, asked chan<- struc
 			defer cancel()
 			one.Lock()
 			defer one.Unlock()
-			_ = json.NewEncoder(c).Encode(answer(ctx, srv, req))
+			res := answer(ctx, srv, req)
+			if first {
+				res.Elsewhere, first = nil, false
+			}
+			_ = json.NewEncoder(c).Encode(res)
 		}()
 	}
 }

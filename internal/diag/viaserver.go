@@ -40,6 +40,21 @@ func (g *group) check(ctx context.Context, changes []Change, answers []*serverAn
 		}
 		req.Files = append(req.Files, f)
 	}
+	asked := map[string]bool{}
+	for _, f := range req.Files {
+		asked[f.Path] = true
+	}
+	for path, status := range ask.Touched {
+		switch {
+		case asked[path]:
+		case status == "A":
+			req.Created = append(req.Created, path)
+		case status == "D":
+			req.Deleted = append(req.Deleted, path)
+		default:
+			req.Changed = append(req.Changed, path)
+		}
+	}
 	res, err := askKeeper(ctx, g.k, req)
 	for n, i := range g.files {
 		a := &serverAnswer{name: g.k.Name, beforeAsked: req.Files[n].Before != nil}

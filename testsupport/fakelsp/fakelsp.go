@@ -14,7 +14,9 @@
 //	noversion   publish without the document's version
 //
 // A line "BREAKS NAME" also publishes an error for the file NAME beside
-// the document: a change that breaks another file.
+// the document: a change that breaks another file. Where FAKELSP_LOG names
+// a file, each file the client says changed on disk is written in it, a
+// line each: "changed URI" (created, changed, deleted).
 package fakelsp
 
 import (
@@ -160,6 +162,22 @@ func (s *server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		}
 		if len(p.ContentChanges) > 0 {
 			s.set(uri, p.TextDocument.Version, p.ContentChanges[len(p.ContentChanges)-1].Text, true)
+		}
+	case "workspace/didChangeWatchedFiles":
+		var w struct {
+			Changes []struct {
+				URI  string `json:"uri"`
+				Type int    `json:"type"`
+			} `json:"changes"`
+		}
+		if req.Params != nil && json.Unmarshal(*req.Params, &w) == nil && os.Getenv("FAKELSP_LOG") != "" {
+			f, err := os.OpenFile(os.Getenv("FAKELSP_LOG"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err == nil {
+				for _, c := range w.Changes {
+					fmt.Fprintf(f, "%s %s\n", [...]string{"?", "created", "changed", "deleted"}[min(c.Type, 3)], c.URI)
+				}
+				f.Close()
+			}
 		}
 	case "textDocument/diagnostic":
 		s.mu.Lock()
