@@ -197,3 +197,41 @@ func TestCheckNew(t *testing.T) {
 		t.Fatalf("a.kt: %q", got)
 	}
 }
+
+// FuzzJSONSyntax: any file's bytes get at most one diagnostic, at a place
+// in the file (a line end counts as the line's last column, the end of the
+// file as one past its last byte).
+func FuzzJSONSyntax(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,]}`, "{\n", "[1]\n{", "\xff", "", "  \n", `{"a":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ds, err := jsonSyntax(context.Background(), file{path: "f.json", rel: "f.json", content: b})
+		if err != nil || len(ds) > 1 {
+			t.Fatalf("%q: %v, %v", b, ds, err)
+		}
+		for _, d := range ds {
+			lines := strings.Split(string(b), "\n")
+			if d.Line < 1 || d.Line > len(lines) || d.Col < 1 || d.Col > len(lines[d.Line-1])+1 {
+				t.Fatalf("%q: %d:%d is not in the file", b, d.Line, d.Col)
+			}
+		}
+	})
+}
+
+// FuzzCompare: whatever the texts, every diagnostic after is new or
+// already there, and an unchanged text brings none.
+func FuzzCompare(f *testing.F) {
+	f.Add("ok\nbad x\n", "new\nok\nbad x\nbad y\n")
+	f.Add("bad a\nbad a\n", "bad a\n")
+	f.Fuzz(func(t *testing.T, before, after string) {
+		m := diff.Lines([]byte(before), []byte(after))
+		fresh, already := Compare(lineErrors(before), m, lineErrors(after))
+		if len(fresh)+already != len(lineErrors(after)) {
+			t.Fatalf("%q → %q: %d new + %d already of %d", before, after, len(fresh), already, len(lineErrors(after)))
+		}
+		if before == after && len(fresh) > 0 {
+			t.Fatalf("%q unchanged: %d new", before, len(fresh))
+		}
+	})
+}

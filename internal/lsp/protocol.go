@@ -119,6 +119,9 @@ func PathOf(uri string) string {
 // ByteColumn is the byte offset in line of character, counted in UTF-16
 // code units (inUTF16) or bytes: what toolkit's columns count.
 func ByteColumn(line string, character int, inUTF16 bool) int {
+	if character <= 0 {
+		return 0
+	}
 	if !inUTF16 {
 		return min(character, len(line))
 	}

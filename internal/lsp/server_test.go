@@ -149,3 +149,15 @@ func TestByteColumn(t *testing.T) {
 		}
 	}
 }
+
+// FuzzByteColumn: a server's column, whatever it says, is a byte offset
+// in the line.
+func FuzzByteColumn(f *testing.F) {
+	f.Add("a😀b", 3, true)
+	f.Add("\xff\xfe", 1, false)
+	f.Fuzz(func(t *testing.T, line string, char int, utf16 bool) {
+		if c := ByteColumn(line, char, utf16); c < 0 || c > len(line) {
+			t.Fatalf("ByteColumn(%q, %d, %v) = %d", line, char, utf16, c)
+		}
+	})
+}

@@ -1,0 +1,41 @@
+package keep
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestHold: one holder a lock file, named in it while it holds it, listed
+// then, and not once it lets go.
+func TestHold(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "a.keeper")
+	if Held(name) {
+		t.Fatal("held before anyone held it")
+	}
+	l := Hold(name)
+	if l == nil {
+		t.Fatal("not held")
+	}
+	if Hold(name) != nil {
+		t.Fatal("held twice")
+	}
+	l.Say("ready", "gopls /src")
+	got := List(filepath.Join(filepath.Dir(name), "*.keeper"))
+	if len(got) != 1 || got[0].Pid != os.Getpid() || got[0].State != "ready" || got[0].What != "gopls /src" {
+		t.Fatalf("listed %+v", got)
+	}
+	l.Close()
+	if Held(name) || len(List(filepath.Join(filepath.Dir(name), "*.keeper"))) != 0 {
+		t.Fatal("held after it let go")
+	}
+}
+
+func TestOwnerGone(t *testing.T) {
+	if OwnerGone(Owner()) {
+		t.Fatal("this process is gone")
+	}
+	if !OwnerGone("999999999 1") {
+		t.Fatal("no such process, yet not gone")
+	}
+}
