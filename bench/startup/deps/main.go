@@ -18,6 +18,7 @@ import (
 	_ "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	_ "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	_ "github.com/modelcontextprotocol/go-sdk/mcp"
+	_ "github.com/sourcegraph/jsonrpc2"
 	_ "github.com/urfave/cli/v2"
 	_ "golang.org/x/sys/unix"
 	_ "golang.org/x/text/encoding"
