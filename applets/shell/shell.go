@@ -341,10 +341,9 @@ var (
 	Quiet          = &cmdline.Setting[time.Duration]{Name: "quiet", Env: "TOOLKIT_QUIET", Person: DefaultLimits.Quiet, Usage: "after the command ends, return once the output is quiet this long"}
 	Linger         = &cmdline.Setting[time.Duration]{Name: "linger", Env: "TOOLKIT_LINGER", Person: DefaultLimits.Linger, Usage: "after the command ends, read on at most this long"}
 	JobLifetime    = cmdline.JobLifetime
-	LimitMemory    = &cmdline.Setting[int]{Name: "limit-memory", Env: "TOOLKIT_LIMIT_MEMORY", Usage: "stop a command whose processes hold more than `MIB` of resident memory; the most a call's limits.memory_mb may ask (default: none)"}
 	LimitPids      = &cmdline.Setting[int]{Name: "limit-pids", Env: "TOOLKIT_LIMIT_PIDS", Usage: "stop a command with more than `N` processes at once; the most a call's limits.pids may ask (default: none)"}
 
-	Settings = append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, LimitMemory, LimitPids, Shell}, slices.Concat(track.Settings, diag.Settings)...)
+	Settings = append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, cmdline.LimitMemory, LimitPids, Shell}, slices.Concat(track.Settings, diag.Settings)...)
 )
 
 // options reads the host's settings from its flags.
@@ -359,7 +358,7 @@ func options(s cmdline.Settings) (Options, error) {
 	return Options{
 		Confine:         mode,
 		Writable:        writable,
-		LimitMemoryMB:   max(0, LimitMemory.Get(s)),
+		LimitMemoryMB:   max(0, cmdline.LimitMemory.Get(s)),
 		LimitPids:       max(0, LimitPids.Get(s)),
 		MaxOutput:       cmdline.MaxOutput.Get(s),
 		Raw:             cmdline.Raw.Get(s),

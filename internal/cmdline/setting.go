@@ -120,6 +120,9 @@ var (
 	Raw = &Setting[bool]{Name: "raw", Env: "TOOLKIT_RAW", Usage: "keep terminal escapes and carriage returns"}
 	// JobLifetime bounds what outlives a call: a job, a spill, a wait.
 	JobLifetime = &Setting[time.Duration]{Name: "job-lifetime", Env: "TOOLKIT_JOB_LIFETIME", Person: DefaultJobLifetime, Usage: "stop a job (yield_secs, background, or what a command left in the background) after this long; the most a job's timeout_secs, and a wait's, may ask"}
+	// LimitMemory bounds what a command's processes hold, and a kept
+	// language server's.
+	LimitMemory = &Setting[int]{Name: "limit-memory", Env: "TOOLKIT_LIMIT_MEMORY", Usage: "stop a command whose processes hold more than `MIB` of resident memory, and a kept language server that does; the most a call's limits.memory_mb may ask (default: none)"}
 )
 
 // DefaultJobLifetime is --job-lifetime's default.

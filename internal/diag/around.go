@@ -41,7 +41,7 @@ var LSP = &cmdline.Setting[string]{Name: "lsp", Env: "TOOLKIT_LSP",
 	Usage: "language servers to keep, before the built-in ones (gopls, pyright, typescript-language-server, rust-analyzer, clangd): `NAME=COMMAND:EXTS:MARKERS`, several apart by ';' (\"kotlin=kotlin-lsp --stdio:.kt,.kts:build.gradle.kts\"); off keeps none"}
 
 // Settings are the host settings of the applets diagnostics follow.
-var Settings = []cmdline.AnySetting{Wait, Lifetime, LSP}
+var Settings = []cmdline.AnySetting{Wait, Lifetime, LSP, cmdline.LimitMemory}
 
 // HostAsk is what the host's settings s ask of every check: the wait, the
 // servers, their lifetime and owner. A wrong --lsp is an error.
@@ -52,6 +52,7 @@ func HostAsk(s cmdline.Settings) (Ask, error) {
 	}
 	a.Wait = Wait.Get(s)
 	a.Lifetime = Lifetime.Get(s)
+	a.MemoryMB = max(0, cmdline.LimitMemory.Get(s))
 	if v := LSP.Get(s); v == "off" {
 		a.Servers = []Spec{}
 	} else if v != "" {

@@ -63,6 +63,9 @@ type Ask struct {
 	Servers  []Spec
 	Lifetime time.Duration
 	Owner    string
+	// MemoryMB, where more than 0, is the most a kept server's processes
+	// may hold resident (--limit-memory): past it, it is stopped.
+	MemoryMB int
 	// Dir is the directory the call works in: other files' paths are
 	// said from it.
 	Dir string
@@ -218,7 +221,7 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 		}
 		said = true
 		if sp != nil {
-			k := kept{Name: sp.Name, Argv: argv, Root: root, Settle: sp.Settle, Idle: ask.lifetime(), Owner: ask.Owner}
+			k := kept{Name: sp.Name, Argv: argv, Root: root, Settle: sp.Settle, Idle: ask.lifetime(), Owner: ask.Owner, MemoryMB: ask.MemoryMB}
 			if sp.Options != nil {
 				k.Options = sp.Options(root, ch.Top)
 			}

@@ -48,6 +48,9 @@ type kept struct {
 	Owner  string        `json:"owner,omitempty"`
 	// Options are the server's initializationOptions.
 	Options map[string]any `json:"options,omitempty"`
+	// MemoryMB, where more than 0, is the most the server's processes may
+	// hold resident.
+	MemoryMB int `json:"memory_mb,omitempty"`
 }
 
 // id names a kept server: one for each server, command and root.
@@ -149,11 +152,16 @@ func RunKeeper(arg string) int {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	idle := time.NewTimer(k.Idle)
-	var owned <-chan time.Time
+	var owned, fence <-chan time.Time
 	if k.Owner != "" {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		owned = t.C
+	}
+	if k.MemoryMB > 0 {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		fence = t.C
 	}
 	for {
 		select {
@@ -177,6 +185,13 @@ func RunKeeper(arg string) int {
 			if !keep.OwnerGone(k.Owner) {
 				continue
 			}
+		case <-fence:
+			held := resident(srv.Pid())
+			if held <= int64(k.MemoryMB)<<20 {
+				continue
+			}
+			// Said to the calls until it is started again.
+			_ = os.WriteFile(failed, fmt.Appendf(nil, "it held %d MiB, more than --limit-memory %d MiB\n", held>>20, k.MemoryMB), 0o600)
 		case <-srv.Gone():
 			_ = os.WriteFile(failed, []byte(srv.Why()+"\n"), 0o600)
 			// The check under way says so in its answer before the end.
@@ -402,6 +417,20 @@ func dial(ctx context.Context, dir, id string, k kept) (net.Conn, error) {
 	}
 }
 
+// resident is what the process pid and its descendants hold resident, in
+// bytes: a server's (typescript-language-server runs tsserver).
+func resident(pid int) int64 {
+	procs, err := proc.Snapshot()
+	if err != nil {
+		return 0
+	}
+	pages := procs[pid].RSS
+	for _, p := range proc.Descendants(procs, pid) {
+		pages += procs[p].RSS
+	}
+	return pages * int64(os.Getpagesize())
+}
+
 // Server is a kept language server as toolkit job lists it.
 type Server struct {
 	Name  string `json:"name"`
@@ -424,9 +453,8 @@ func Kept() []Server {
 		name, root, _ := strings.Cut(h.What, " ")
 		s := Server{Name: name, Root: root, Pid: h.Pid, State: h.State, h: h}
 		if _, server, ok := strings.Cut(h.State, ", server "); ok {
-			pid, _ := strconv.Atoi(server)
-			if info, ok := proc.Lookup(pid); ok && pid > 0 {
-				s.RSS = info.RSS * int64(os.Getpagesize())
+			if pid, _ := strconv.Atoi(server); pid > 0 {
+				s.RSS = resident(pid)
 			}
 		}
 		out = append(out, s)
