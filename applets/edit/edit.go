@@ -32,7 +32,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -114,7 +113,7 @@ var Applet = cmdline.Applet[Args]{
 	Details:        Details{},
 	Hints:          cmdline.Hints{Destructive: true},
 	FlagsAfterArgs: true,
-	Settings:       slices.Concat(track.Settings, diag.Settings),
+	Settings:       cmdline.JoinSettings(track.Settings, diag.Settings),
 	Around:         []cmdline.Around{diag.Around, track.Said},
 	Flags: []cli.Flag{
 		cmdline.TextsFlag("old", "the `TEXT` to replace (repeatable, each with its --new)"),

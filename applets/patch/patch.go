@@ -35,7 +35,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -103,7 +102,7 @@ var Applet = cmdline.Applet[Args]{
 	Aliases:     []string{"apply_patch"},
 	Stdin:       rawPatch,
 	Person:      fromArgs,
-	Settings:    slices.Concat(track.Settings, diag.Settings),
+	Settings:    cmdline.JoinSettings(track.Settings, diag.Settings),
 	Around:      []cmdline.Around{diag.Around, track.Said},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host = Options{Root: h.Root}

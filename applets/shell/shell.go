@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -343,7 +342,7 @@ var (
 	JobLifetime    = cmdline.JobLifetime
 	LimitPids      = &cmdline.Setting[int]{Name: "limit-pids", Env: "TOOLKIT_LIMIT_PIDS", Usage: "stop a command with more than `N` processes at once; the most a call's limits.pids may ask (default: none)"}
 
-	Settings = append([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, cmdline.LimitMemory, LimitPids, Shell}, slices.Concat(track.Settings, diag.Settings)...)
+	Settings = cmdline.JoinSettings([]cmdline.AnySetting{cmdline.MaxOutput, cmdline.Raw, KillBackground, Grace, Idle, Quiet, Linger, JobLifetime, cmdline.Confine, cmdline.Writable, cmdline.LimitMemory, LimitPids, Shell}, track.Settings, diag.Settings)
 )
 
 // options reads the host's settings from its flags.

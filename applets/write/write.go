@@ -32,7 +32,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -102,7 +101,7 @@ var Applet = cmdline.Applet[Args]{
 	Details:     Details{},
 	Hints:       cmdline.Hints{Idempotent: true, Destructive: true},
 	Person:      fromStdin,
-	Settings:    slices.Concat(track.Settings, diag.Settings),
+	Settings:    cmdline.JoinSettings(track.Settings, diag.Settings),
 	Around:      []cmdline.Around{diag.Around, track.Said},
 	Run: func(ctx context.Context, a *Args, h cmdline.Host) outcome.Outcome {
 		a.Host.Root, a.Host.Hash, a.Host.Keeps = h.Root, h.Details, h.Keeps

@@ -31,6 +31,23 @@ type Setting[T int | bool | string | time.Duration] struct {
 	Switch []string
 }
 
+// JoinSettings are the settings of lists, each once, in their order: an
+// applet's own and those of the wrappers it names, which may share one
+// (--limit-memory: shell's fence and the kept language servers).
+func JoinSettings(lists ...[]AnySetting) []AnySetting {
+	var out []AnySetting
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, st := range l {
+			if !seen[st.Key()] {
+				seen[st.Key()] = true
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
 // AnySetting is a Setting of any type, as the registry and the presenters
 // handle them.
 type AnySetting interface {
