@@ -38,6 +38,7 @@ type Args struct {
 	Severity *string  `json:"severity,omitempty" flag:"--severity LEVEL" usage:"error (default) or warning for warnings too" check:"oneof=error warning" desc:"Which diagnostics are listed: error (the default), or warning for warnings too."`
 	Offset   *int     `json:"offset,omitempty" flag:"--offset N" check:"min=1" desc:"The first diagnostic to show, from 1, to go on after a page."`
 	Limit    *int     `json:"limit,omitempty" flag:"--limit N" check:"min=1" desc:"How many diagnostics to show; default 100."`
+	NoFixes  bool     `json:"no_fixes,omitempty" flag:"--no-fixes" desc:"Leave out the language servers' quick fixes (by default each of the first 20 diagnostics a server found comes with its quick fix, where it has one, as a unified diff that the patch tool applies)."`
 }
 
 // DefaultLimit is how many diagnostics a call shows unless it asks.
@@ -79,7 +80,7 @@ var Applet = cmdline.Applet[Args]{
 }
 
 // Description tells a model when to use diagnostics and what it returns.
-const Description = `Show the current errors of files or directories (default: the working directory): the syntax errors and checker findings that toolkit reports after each write, edit, patch and shell call, here all of them, not only a call's new ones. Use it after a shell command changed more files than a call checks, or to see what is broken before you start. Each line is path:line:col: severity: message, by path and line; a page at a time (offset, limit).`
+const Description = `Show the current errors of files or directories (default: the working directory): what the language servers (gopls, pyright, typescript-language-server, rust-analyzer, clangd) and syntax checks find, as toolkit reports after each write, edit, patch and shell call, here all of them, not only a call's new ones. Use it after a shell command changed more files than a call checks, or to see what is broken before you start. Each line is path:line:col: severity: message, by path and line, a page at a time (offset, limit); a server's quick fix follows its diagnostic as a unified diff, which the patch tool applies.`
 
 // Run carries out one diagnostics call, under the host's ask: its wait,
 // its servers.
@@ -123,7 +124,7 @@ func Run(ctx context.Context, a Args, r *root.Root, ask diag.Ask) outcome.Outcom
 	if ask.Wait <= 0 {
 		return outcome.Failure("the host's --diagnostics-wait is 0: no check runs")
 	}
-	ask.Mode, ask.Severity = diag.All, severity
+	ask.Mode, ask.Severity, ask.Fixes = diag.All, severity, !a.NoFixes
 	d := diag.Check(ctx, files, ask)
 	if d == nil {
 		d = &outcome.Diagnostics{Checked: []outcome.Checked{}}
@@ -141,6 +142,9 @@ func Run(ctx context.Context, a Args, r *root.Root, ask diag.Ask) outcome.Outcom
 	var b strings.Builder
 	for _, x := range shown {
 		b.WriteString(diag.Line(x) + "\n")
+		if x.Fix != nil {
+			fmt.Fprintf(&b, "[quick fix: %s — the patch tool applies it:]\n%s", x.Fix.Title, x.Fix.Diff)
+		}
 	}
 	b.WriteString(summary(d, severity, over) + "\n")
 	if nc := diag.NotChecked(d.NotChecked); nc != "" {

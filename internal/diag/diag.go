@@ -69,6 +69,8 @@ type Ask struct {
 	// Dir is the directory the call works in: other files' paths are
 	// said from it.
 	Dir string
+	// Fixes asks the servers for their quick fixes (toolkit diagnostics).
+	Fixes bool
 	// Touched are all the files the call changed, by host path, each
 	// "A", "M" or "D": a kept server is told of those it is not asked
 	// to check (workspace/didChangeWatchedFiles).

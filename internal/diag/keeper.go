@@ -12,12 +12,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"toolkit/internal/diff"
 	"toolkit/internal/keep"
 	"toolkit/internal/lsp"
 	"toolkit/internal/outcome"
@@ -84,7 +86,14 @@ type request struct {
 	// Created, Changed and Deleted are the other files the call changed:
 	// the server is told of them (didChangeWatchedFiles).
 	Created, Changed, Deleted []string
+	// Fixes asks for the quick fixes of the first MaxFixes diagnostics,
+	// as diffs whose paths are from Dir.
+	Fixes bool   `json:"fixes,omitempty"`
+	Dir   string `json:"dir,omitempty"`
 }
+
+// MaxFixes is how many diagnostics' quick fixes a check asks for.
+const MaxFixes = 20
 
 type requestFile struct {
 	Path     string  `json:"path"`
@@ -251,6 +260,7 @@ func serve(ln net.Listener, srv *lsp.Server, one *sync.Mutex, asked chan<- struc
 // given, then its text after; and says what the server published meanwhile
 // for files the call did not change, not published before.
 func answer(ctx context.Context, srv *lsp.Server, req request) response {
+	fixed := 0
 	asked := map[string]bool{}
 	for _, f := range req.Files {
 		asked[f.Path] = true
@@ -281,6 +291,9 @@ func answer(ctx context.Context, srv *lsp.Server, req request) response {
 			continue
 		}
 		rf.After = convert(f.Rel, f.After, r.Diagnostics, r.UTF16)
+		if req.Fixes {
+			fixes(ctx, srv, req.Dir, f, r, rf.After, &fixed)
+		}
 	}
 	srv.Quiet(ctx, 30*time.Millisecond, 250*time.Millisecond)
 	for path, ds := range srv.Published() {
@@ -305,6 +318,52 @@ func answer(ctx context.Context, srv *lsp.Server, req request) response {
 		}
 	}
 	return res
+}
+
+// fixes puts the server's first quick fix of each diagnostic of f into
+// ds (r's, converted), as a diff, while fewer than MaxFixes have been
+// asked for.
+func fixes(ctx context.Context, srv *lsp.Server, dir string, f requestFile, r lsp.Result, ds []outcome.Diagnostic, asked *int) {
+	for i, d := range r.Diagnostics {
+		if *asked >= MaxFixes || ctx.Err() != nil {
+			return
+		}
+		*asked++
+		fs, err := srv.Fixes(ctx, f.Path, d)
+		if err != nil || len(fs) == 0 {
+			continue
+		}
+		if diff := fixDiff(dir, f, fs[0], r.UTF16); diff != "" {
+			ds[i].Fix = &outcome.Fix{Title: fs[0].Title, Diff: diff}
+		}
+	}
+}
+
+// fixDiff is a fix as a unified diff of the files it edits, named from
+// dir: f's text as the server holds it, another file's from disk.
+func fixDiff(dir string, f requestFile, fix lsp.Fix, utf16 bool) string {
+	paths := make([]string, 0, len(fix.Edits))
+	for p := range fix.Edits {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		old := f.After
+		if p != f.Path {
+			content, err := os.ReadFile(p)
+			if err != nil {
+				return ""
+			}
+			old = string(content)
+		}
+		changed, ok := lsp.Apply(old, fix.Edits[p], utf16)
+		if !ok {
+			return ""
+		}
+		b.WriteString(diff.Unified(relTo(dir, p), []byte(old), []byte(changed)))
+	}
+	return b.String()
 }
 
 // identity tells a server's diagnostics apart, in a file no call changed.

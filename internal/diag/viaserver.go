@@ -30,7 +30,7 @@ type serverAnswer struct {
 // check asks the group's server for its files: each one's diagnostics
 // after the call, and before it where it existed and its content is had.
 func (g *group) check(ctx context.Context, changes []Change, answers []*serverAnswer, ask Ask) {
-	req := request{}
+	req := request{Fixes: ask.Fixes, Dir: ask.Dir}
 	for _, i := range g.files {
 		ch := changes[i]
 		f := requestFile{Path: ch.Path, Rel: ch.Rel, Language: languageID(strings.ToLower(filepath.Ext(ch.Path))), After: string(ch.After)}

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"encoding/json"
+	"slices"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -133,4 +134,113 @@ func ByteColumn(line string, character int, inUTF16 bool) int {
 		units += utf16.RuneLen(r)
 	}
 	return len(line)
+}
+
+// TextEdit replaces a range of a document with a text.
+type TextEdit struct {
+	Range   Range  `json:"range"`
+	NewText string `json:"newText"`
+}
+
+// workspaceEdit is a code action's change: by URI, or as document
+// changes (which may also create, rename or delete files: those are not
+// taken).
+type workspaceEdit struct {
+	Changes         map[string][]TextEdit `json:"changes"`
+	DocumentChanges []json.RawMessage     `json:"documentChanges"`
+}
+
+type textDocumentEdit struct {
+	TextDocument documentID `json:"textDocument"`
+	Edits        []TextEdit `json:"edits"`
+}
+
+type codeAction struct {
+	Title string          `json:"title"`
+	Kind  string          `json:"kind"`
+	Edit  *workspaceEdit  `json:"edit"`
+	Data  json.RawMessage `json:"data,omitempty"`
+}
+
+type codeActionParams struct {
+	TextDocument documentID `json:"textDocument"`
+	Range        Range      `json:"range"`
+	Context      struct {
+		Diagnostics []Diagnostic `json:"diagnostics"`
+		Only        []string     `json:"only"`
+	} `json:"context"`
+}
+
+// edits are the text edits of a workspace edit, by path; false where it
+// does more than edit files' text.
+func (w *workspaceEdit) edits() (map[string][]TextEdit, bool) {
+	out := map[string][]TextEdit{}
+	for uri, es := range w.Changes {
+		out[PathOf(uri)] = append(out[PathOf(uri)], es...)
+	}
+	for _, raw := range w.DocumentChanges {
+		var kind struct {
+			Kind string `json:"kind"`
+		}
+		if json.Unmarshal(raw, &kind) == nil && kind.Kind != "" {
+			return nil, false // create, rename, delete
+		}
+		var d textDocumentEdit
+		if json.Unmarshal(raw, &d) != nil {
+			return nil, false
+		}
+		out[PathOf(d.TextDocument.URI)] = append(out[PathOf(d.TextDocument.URI)], d.Edits...)
+	}
+	return out, len(out) > 0
+}
+
+// Apply is text with edits made, their positions counted as the server
+// counts them (utf16): the edits of one action never overlap.
+func Apply(text string, edits []TextEdit, utf16 bool) (string, bool) {
+	starts := []int{0}
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	offset := func(p Position) (int, bool) {
+		if p.Line < 0 || p.Line > len(starts) {
+			return 0, false
+		}
+		if p.Line == len(starts) {
+			return len(text), p.Character == 0
+		}
+		end := len(text)
+		if p.Line+1 < len(starts) {
+			end = starts[p.Line+1] - 1
+		}
+		line := text[starts[p.Line]:end]
+		return starts[p.Line] + ByteColumn(line, p.Character, utf16), true
+	}
+	type span struct {
+		from, to int
+		text     string
+	}
+	var spans []span
+	for _, e := range edits {
+		from, ok1 := offset(e.Range.Start)
+		to, ok2 := offset(e.Range.End)
+		if !ok1 || !ok2 || to < from {
+			return "", false
+		}
+		spans = append(spans, span{from, to, e.NewText})
+	}
+	slices.SortStableFunc(spans, func(a, b span) int { return a.from - b.from })
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		if sp.from < at {
+			return "", false // overlapping
+		}
+		b.WriteString(text[at:sp.from])
+		b.WriteString(sp.text)
+		at = sp.to
+	}
+	b.WriteString(text[at:])
+	return b.String(), true
 }

@@ -185,6 +185,13 @@ func (s *Server) initialize(options map[string]any) {
 				"synchronization":    map[string]any{"dynamicRegistration": false},
 				"publishDiagnostics": map[string]any{"versionSupport": true, "relatedInformation": false},
 				"diagnostic":         map[string]any{"dynamicRegistration": false},
+				// Quick fixes as edits, resolved when asked for, not as
+				// commands the server would run on its own files.
+				"codeAction": map[string]any{
+					"codeActionLiteralSupport": map[string]any{"codeActionKind": map[string]any{"valueSet": []string{"quickfix"}}},
+					"dataSupport":              true,
+					"resolveSupport":           map[string]any{"properties": []string{"edit"}},
+				},
 			},
 			"workspace": map[string]any{
 				"workspaceFolders":      true,
@@ -463,6 +470,47 @@ func (s *Server) Published() map[string][]Diagnostic {
 		}
 	}
 	return out
+}
+
+// Fix is a server's quick fix for a diagnostic: its title, and the texts
+// it edits, by path.
+type Fix struct {
+	Title string
+	Edits map[string][]TextEdit
+}
+
+// Fixes are the server's quick fixes (code actions of kind quickfix that
+// edit text) for the diagnostic d of the document at path, as it holds
+// it now; one that needs resolving is resolved.
+func (s *Server) Fixes(ctx context.Context, path string, d Diagnostic) ([]Fix, error) {
+	var p codeActionParams
+	p.TextDocument = documentID{URI: URI(path)}
+	p.Range = d.Range
+	p.Context.Diagnostics = []Diagnostic{d}
+	p.Context.Only = []string{"quickfix"}
+	var actions []codeAction
+	if err := s.conn.Call(ctx, "textDocument/codeAction", p, &actions); err != nil {
+		return nil, s.failed(ctx, err)
+	}
+	var out []Fix
+	for _, a := range actions {
+		if a.Kind != "" && !strings.HasPrefix(a.Kind, "quickfix") {
+			continue
+		}
+		if a.Edit == nil && a.Data != nil {
+			var resolved codeAction
+			if s.conn.Call(ctx, "codeAction/resolve", a, &resolved) == nil {
+				a = resolved
+			}
+		}
+		if a.Edit == nil {
+			continue
+		}
+		if edits, ok := a.Edit.edits(); ok {
+			out = append(out, Fix{Title: a.Title, Edits: edits})
+		}
+	}
+	return out, nil
 }
 
 // UTF16 says the server's columns count UTF-16 code units.

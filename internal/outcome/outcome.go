@@ -481,6 +481,16 @@ type Diagnostic struct {
 	Message  string `json:"message"`
 	Code     string `json:"code,omitempty"`
 	Source   string `json:"source,omitempty"`
+	// Fix is a language server's quick fix for it, where toolkit
+	// diagnostics asked for one and the server has one.
+	Fix *Fix `json:"fix,omitempty"`
+}
+
+// Fix is a quick fix: what it does, and its change as a unified diff,
+// which toolkit patch applies.
+type Fix struct {
+	Title string `json:"title"`
+	Diff  string `json:"diff"`
 }
 
 // NotChecked is a file no check answered for, and why.

@@ -13,7 +13,8 @@
 //	pull        answer textDocument/diagnostic, never publish
 //	noversion   publish without the document's version
 //
-// A line "BREAKS NAME" also publishes an error for the file NAME beside
+// Each error has a quick fix, resolved when asked for: ERROR becomes
+// FIXED. A line "BREAKS NAME" also publishes an error for the file NAME beside
 // the document: a change that breaks another file. Where FAKELSP_LOG names
 // a file, each file the client says changed on disk is written in it, a
 // line each: "changed URI" (created, changed, deleted).
@@ -179,6 +180,27 @@ func (s *server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 				f.Close()
 			}
 		}
+	case "textDocument/codeAction":
+		var ca struct {
+			TextDocument struct {
+				URI string `json:"uri"`
+			} `json:"textDocument"`
+			Range rng `json:"range"`
+		}
+		_ = json.Unmarshal(*req.Params, &ca)
+		return []map[string]any{{"title": "Replace ERROR with FIXED", "kind": "quickfix", "data": map[string]any{"uri": ca.TextDocument.URI, "range": ca.Range}}}, nil
+	case "codeAction/resolve":
+		var a struct {
+			Title string `json:"title"`
+			Kind  string `json:"kind"`
+			Data  struct {
+				URI   string `json:"uri"`
+				Range rng    `json:"range"`
+			} `json:"data"`
+		}
+		_ = json.Unmarshal(*req.Params, &a)
+		edit := map[string]any{"changes": map[string]any{a.Data.URI: []map[string]any{{"range": a.Data.Range, "newText": "FIXED"}}}}
+		return map[string]any{"title": a.Title, "kind": a.Kind, "edit": edit}, nil
 	case "textDocument/diagnostic":
 		s.mu.Lock()
 		ds, _ := find(s.docs[uri])
