@@ -2,9 +2,9 @@ package lsp
 
 import (
 	"encoding/json"
-	"slices"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf16"
 )
