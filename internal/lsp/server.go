@@ -159,10 +159,16 @@ func (s *Server) Why() string {
 		}
 	default:
 	}
-	if s.initErr != nil {
+	switch first, last := s.stderr.lines(); {
+	case s.initErr != nil && first != "":
+		// It could not start: its first word on stderr says why
+		// (rustup's "error: Unknown binary 'rust-analyzer'"), where the
+		// connection's end says nothing.
+		why = append(why, first)
+	case s.initErr != nil:
 		why = append(why, s.initErr.Error())
-	} else if l := s.stderr.last(); l != "" {
-		why = append(why, l)
+	case last != "":
+		why = append(why, last)
 	}
 	if len(why) == 0 {
 		return "it ended"
@@ -274,7 +280,7 @@ func (s *Server) Diagnose(ctx context.Context, path, languageID, text string) (R
 		return Result{}, err
 	}
 	if s.initErr != nil {
-		return Result{}, fmt.Errorf("could not start: %w", s.initErr)
+		return Result{}, fmt.Errorf("could not start: %s", s.Why())
 	}
 	uri := URI(path)
 	version, sent, err := s.send(ctx, uri, languageID, text)
@@ -554,16 +560,20 @@ func (s *Server) Close(grace time.Duration) {
 	s.conn.Close()
 }
 
-// tail keeps the last lines a server wrote on stderr, for what is said
-// when it ends.
+// tail keeps the first and the last lines a server wrote on stderr, for
+// what is said when it ends.
 type tail struct {
-	mu  sync.Mutex
-	buf []byte
+	mu   sync.Mutex
+	head []byte // its first 512 bytes
+	buf  []byte
 }
 
 func (t *tail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if len(t.head) < 512 {
+		t.head = append(t.head, b[:min(len(b), 512-len(t.head))]...)
+	}
 	t.buf = append(t.buf, b...)
 	if len(t.buf) > 4096 {
 		t.buf = slices.Clone(t.buf[len(t.buf)-2048:])
@@ -571,11 +581,15 @@ func (t *tail) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func (t *tail) last() string {
+// lines are the first line and the last one it wrote, without blanks.
+func (t *tail) lines() (first, last string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	lines := strings.Split(strings.TrimSpace(string(bytes.ToValidUTF8(t.buf, nil))), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
+	text := func(b []byte) []string {
+		return strings.Split(strings.TrimSpace(string(bytes.ToValidUTF8(b, nil))), "\n")
+	}
+	all := text(t.buf)
+	return strings.TrimSpace(text(t.head)[0]), strings.TrimSpace(all[len(all)-1])
 }
 
 var _ io.Writer = (*tail)(nil)
