@@ -70,18 +70,19 @@ func HostAsk(s cmdline.Settings) (Ask, error) {
 	return a, nil
 }
 
-// ask is what the call asks for, under the host's ceiling.
-func ask(c cmdline.Call) Ask {
+// ask is what the call asks for, under the host's ceiling; a wrong --lsp
+// keeps no server, and its error is said.
+func ask(c cmdline.Call) (Ask, error) {
 	a, err := HostAsk(c.Host.Settings)
 	if err != nil {
-		a.Servers = []Spec{} // a wrong --lsp keeps none
+		a.Servers = []Spec{}
 	}
 	if c.Host.Person {
 		a.Mode = Off
 	}
 	f, ok := c.Args.(asker)
 	if !ok {
-		return Ask{Mode: Off}
+		return Ask{Mode: Off}, nil
 	}
 	fs := f.DiagnosticsFields()
 	if fs.Diagnostics != nil {
@@ -93,7 +94,7 @@ func ask(c cmdline.Call) Ask {
 	if fs.DiagnosticsWait != nil {
 		a.Wait = min(a.Wait, time.Duration(*fs.DiagnosticsWait)*time.Second)
 	}
-	return a
+	return a, err
 }
 
 // Around is diagnostics around a call that changes files (write, edit,
@@ -104,7 +105,7 @@ func ask(c cmdline.Call) Ask {
 // included; a shell call's files are those history found it changed, the
 // content before each from history's store.
 func Around(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outcome {
-	a := ask(c)
+	a, hostErr := ask(c)
 	if a.Mode == Off || a.Wait <= 0 {
 		return next(ctx, c.Host)
 	}
@@ -142,6 +143,9 @@ func Around(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outc
 	}
 	o.Diagnostics = d
 	lines := Lines(d, a.Mode == All)
+	if hostErr != nil {
+		lines = append(lines, "[diagnostics: "+hostErr.Error()+"; no language server is kept]")
+	}
 	if o.Command != nil {
 		return o.WithLines(lines)
 	}
