@@ -109,7 +109,7 @@ func Run(ctx context.Context, a Args, r *root.Root, ask diag.Ask) outcome.Outcom
 	}
 	var files []diag.Change
 	for _, name := range paths {
-		found, err := collect(ctx, r, name, top)
+		found, err := collect(ctx, r, name, top, ask)
 		if err != nil {
 			return outcome.Failure("%s: %s", name, root.Reason(err))
 		}
@@ -192,7 +192,7 @@ func summary(d *outcome.Diagnostics, severity string, over bool) string {
 
 // collect are the files under name (a file, or a directory walked) that
 // a checker knows, with their contents.
-func collect(ctx context.Context, r *root.Root, name, top string) ([]diag.Change, error) {
+func collect(ctx context.Context, r *root.Root, name, top string, ask diag.Ask) ([]diag.Change, error) {
 	fi, err := r.Stat(name)
 	if err != nil {
 		return nil, err
@@ -212,7 +212,7 @@ func collect(ctx context.Context, r *root.Root, name, top string) ([]diag.Change
 	var mu sync.Mutex
 	var out []diag.Change
 	_, err = walk.Dir(ctx, r, name, walk.Options{}, func(e walk.Entry) bool {
-		if !e.Type.IsRegular() || !diag.Checkable(e.Name) {
+		if !e.Type.IsRegular() || !ask.Checkable(e.Name) {
 			return true
 		}
 		content, err := e.ReadFile(nil, diag.MaxBytes)

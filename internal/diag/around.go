@@ -130,7 +130,7 @@ func Around(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outc
 			a.Touched[w.Path] = statusOf(w.Existed, w.Exists)
 		}
 	case o.Changes != nil && o.Command != nil:
-		changes, tooMany, a.Touched = scanned(o.Changes, a.Dir, top)
+		changes, tooMany, a.Touched = scanned(o.Changes, a, top)
 	}
 	var d *outcome.Diagnostics
 	if tooMany > 0 {
@@ -189,10 +189,11 @@ func said(wrote []outcome.Wrote, dir, top string) []Change {
 // scanned are the files a shell call changed, as history found them:
 // none where it changed more source files than MaxFiles, and how many;
 // and all it changed, by host path (Ask.Touched).
-func scanned(ch *outcome.Changes, dir, top string) ([]Change, int, map[string]string) {
+func scanned(ch *outcome.Changes, a Ask, top string) ([]Change, int, map[string]string) {
+	dir := a.Dir
 	var rels []string
 	for _, f := range ch.Files {
-		if f.Status != "D" && f.Files == 0 && f.SaidBy == 0 && Checkable(f.Path) {
+		if f.Status != "D" && f.Files == 0 && f.SaidBy == 0 && a.Checkable(f.Path) {
 			rels = append(rels, f.Path)
 		}
 	}

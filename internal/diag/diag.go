@@ -18,6 +18,7 @@ package diag
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -47,6 +48,10 @@ const (
 // MaxFiles is how many changed files one call checks; past it, a call
 // checks none and says so.
 const MaxFiles = 20
+
+// MaxServerFiles is how many files one check asks of one kept server
+// (toolkit diagnostics of a tree); the rest get their syntax checked.
+const MaxServerFiles = 50
 
 // MaxBytes is the largest file checked.
 const MaxBytes = 4 << 20
@@ -182,8 +187,15 @@ func found(program string) bool {
 }
 
 // Checkable says whether a change to the file named path would be checked
-// or said not to be: the files a shell call counts against MaxFiles.
-func Checkable(path string) bool {
+// or said not to be: by a server a asks for, or a syntax check. The files
+// a shell call counts against MaxFiles.
+func (a Ask) Checkable(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, sp := range a.servers() {
+		if slices.Contains(sp.Exts, ext) {
+			return true
+		}
+	}
 	c, why := checkerOf(path)
 	return c != nil || why != ""
 }
@@ -222,6 +234,7 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 			continue
 		}
 		said = true
+		var past string // why a file a server knows is not asked of it
 		if sp != nil {
 			k := kept{Name: sp.Name, Argv: argv, Root: root, Settle: sp.Settle, Idle: ask.lifetime(), Owner: ask.Owner, MemoryMB: ask.MemoryMB}
 			if sp.Options != nil {
@@ -232,10 +245,17 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 				g = &group{k: k}
 				groups[k.id()] = g
 			}
-			g.files = append(g.files, i)
+			if len(g.files) < MaxServerFiles {
+				g.files = append(g.files, i)
+			} else {
+				past = fmt.Sprintf("%s checks %d files a call", sp.Name, MaxServerFiles)
+			}
 		}
 		if c == nil {
 			results[i].notChecked = "no answer"
+			if past != "" {
+				results[i].notChecked = past
+			}
 			continue
 		}
 		wg.Go(func() {
@@ -243,6 +263,9 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 			case slots <- struct{}{}:
 				defer func() { <-slots }()
 				results[i] = checkOne(ctx, c, ch, ask)
+				if past != "" && results[i].checked != nil {
+					results[i].checked.Why = past
+				}
 			case <-ctx.Done():
 				results[i] = result{notChecked: whyNot(c, context.Cause(ctx), ask)}
 			}
