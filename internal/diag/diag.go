@@ -49,6 +49,18 @@ const (
 // checks none and says so.
 const MaxFiles = 20
 
+// noServer says why a file of a language a server is known for has none:
+// "no language server for .py (pyright not found)"; "" for another.
+func noServer(path string, specs []Spec) string {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, sp := range specs {
+		if slices.Contains(sp.Exts, ext) {
+			return fmt.Sprintf("no language server for %s (%s not found)", ext, sp.Name)
+		}
+	}
+	return ""
+}
+
 // MaxServerFiles is how many files one check asks of one kept server
 // (toolkit diagnostics of a tree); the rest get their syntax checked.
 const MaxServerFiles = 50
@@ -224,6 +236,9 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 		switch {
 		case c == nil && sp == nil && why != "":
 			results[i].notChecked = why
+			if ns := noServer(ch.Path, ask.servers()); ns != "" {
+				results[i].notChecked = ns
+			}
 			said = true
 			continue
 		case c == nil && sp == nil:
@@ -235,6 +250,9 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 		}
 		said = true
 		var past string // why a file a server knows is not asked of it
+		if sp == nil {
+			past = noServer(ch.Path, ask.servers())
+		}
 		if sp != nil {
 			k := kept{Name: sp.Name, Argv: argv, Root: root, Settle: sp.Settle, Idle: ask.lifetime(), Owner: ask.Owner, MemoryMB: ask.MemoryMB}
 			if sp.Options != nil {
