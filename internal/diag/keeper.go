@@ -444,6 +444,11 @@ func askKeeper(ctx context.Context, k kept, req request) (response, error) {
 	var res response
 	if err := json.NewDecoder(c).Decode(&res); err != nil {
 		if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			// Its answer did not come by the deadline: a server not
+			// ready yet is still loading, whatever the keeper was doing.
+			if b, _ := os.ReadFile(filepath.Join(dir, id+".keeper")); !strings.Contains(string(b), " ready, ") {
+				return response{}, errors.New("loading")
+			}
 			return response{}, errNoAnswer
 		}
 		return response{}, err
