@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"toolkit/internal/outcome"
@@ -21,8 +22,13 @@ import (
 // found an error says so by it), only a program that could not be run,
 // or one that did not end before ctx did.
 func run(ctx context.Context, content []byte, argv ...string) ([]byte, error) {
+	return runIn(ctx, "", content, argv...)
+}
+
+// runIn is run in the directory dir.
+func runIn(ctx context.Context, dir string, content []byte, argv ...string) ([]byte, error) {
 	var out bytes.Buffer
-	p, err := proc.StartChild(proc.Child{Path: argv[0], Args: argv, Stdin: bytes.NewReader(content), Stdout: &out, Stderr: &out,
+	p, err := proc.StartChild(proc.Child{Path: argv[0], Args: argv, Dir: dir, Stdin: bytes.NewReader(content), Stdout: &out, Stderr: &out,
 		Session: true, DeathSignal: syscall.SIGKILL})
 	if err != nil {
 		return nil, err
@@ -186,6 +192,85 @@ func moduleType(f file) string {
 			return "commonjs"
 		}
 	}
+}
+
+// tscCheck is the TypeScript compiler over the file's project as it is on
+// disk (tsc --noEmit -p ROOT, ROOT the nearest tsconfig.json's): its
+// errors in this file. It reads the disk, not f.content: a check of it
+// has no baseline, and only the errors on the lines the call made are new.
+func tscCheck(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
+	ts := &Spec{Roots: [][]string{{"tsconfig.json", "jsconfig.json"}}}
+	root := projectRoot(filepath.Dir(f.path), ts, f.top)
+	args := []string{"tsc", "--noEmit", "--pretty", "false"}
+	if exists(filepath.Join(root, "tsconfig.json")) || exists(filepath.Join(root, "jsconfig.json")) {
+		args = append(args, "-p", root)
+	} else {
+		args = append(args, f.path)
+	}
+	out, err := once(ctx, strings.Join(args, "\x00"), func() ([]byte, error) { return runIn(ctx, root, nil, args...) })
+	if err != nil {
+		return nil, err
+	}
+	// "src/a.ts(2,10): error TS2304: Cannot find name 'x'.", the path
+	// from root (or as given).
+	var ds []outcome.Diagnostic
+	for l := range strings.Lines(string(out)) {
+		m := tscError.FindStringSubmatch(strings.TrimRight(l, "\n"))
+		if m == nil {
+			continue
+		}
+		path := m[1]
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(root, path)
+		}
+		if path != f.path {
+			continue
+		}
+		line, _ := strconv.Atoi(m[2])
+		col, _ := strconv.Atoi(m[3])
+		ds = append(ds, outcome.Diagnostic{Path: f.rel, Line: line, Col: col, Severity: m[4], Message: m[6], Code: m[5], Source: "tsc"})
+	}
+	return ds, nil
+}
+
+var tscError = regexp.MustCompile(`^(.+)\((\d+),(\d+)\): (error|warning) (TS\d+): (.*)$`)
+
+// runs are the programs a check ran over a whole project, by their
+// arguments: one run answers for every file of the project a check
+// asks about (tsc over a project takes seconds).
+type runs struct {
+	mu   sync.Mutex
+	done map[string]*ran
+}
+
+type ran struct {
+	once sync.Once
+	out  []byte
+	err  error
+}
+
+type runsKey struct{}
+
+// withRuns is ctx with a place for a check's project runs.
+func withRuns(ctx context.Context) context.Context {
+	return context.WithValue(ctx, runsKey{}, &runs{done: map[string]*ran{}})
+}
+
+// once runs do once for the key in the check ctx belongs to.
+func once(ctx context.Context, key string, do func() ([]byte, error)) ([]byte, error) {
+	rs, ok := ctx.Value(runsKey{}).(*runs)
+	if !ok {
+		return do()
+	}
+	rs.mu.Lock()
+	r := rs.done[key]
+	if r == nil {
+		r = &ran{}
+		rs.done[key] = r
+	}
+	rs.mu.Unlock()
+	r.once.Do(func() { r.out, r.err = do() })
+	return r.out, r.err
 }
 
 func firstLine(b []byte) string {

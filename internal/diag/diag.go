@@ -137,6 +137,9 @@ type checker struct {
 	tier    string // syntax (in process) or command
 	program string // the program it runs, looked for on PATH; "" in process
 	check   func(ctx context.Context, f file) ([]outcome.Diagnostic, error)
+	// disk says it checks the file as it is on disk, not the content it
+	// is given: it cannot check the content before the call.
+	disk bool
 }
 
 var (
@@ -145,6 +148,7 @@ var (
 	shellN     = &checker{by: "sh -n", tier: "syntax", program: "sh", check: shellSyntax}
 	python     = &checker{by: "python3", tier: "syntax", program: "python3", check: pythonCompile}
 	node       = &checker{by: "node --check", tier: "syntax", program: "node", check: nodeCheck}
+	tsc        = &checker{by: "tsc", tier: "command", program: "tsc", check: tscCheck, disk: true}
 )
 
 // byExt are the checkers of each file name extension.
@@ -153,12 +157,13 @@ var byExt = map[string]*checker{
 	".sh": shellN, ".bash": shellN,
 	".py": python, ".pyi": python,
 	".js": node, ".mjs": node, ".cjs": node,
+	".ts": tsc, ".tsx": tsc, ".mts": tsc, ".cts": tsc,
 }
 
 // sources are the extensions of code with no checker here yet: a change
 // to one says so; a change to a file of another kind (text, data) says
 // nothing.
-var sources = []string{".ts", ".tsx", ".jsx", ".mts", ".cts", ".rs", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".java", ".kt", ".kts",
+var sources = []string{".jsx", ".rs", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".java", ".kt", ".kts",
 	".rb", ".php", ".cs", ".swift", ".scala", ".lua", ".zig", ".ex", ".exs", ".hs", ".ml", ".dart", ".zsh", ".fish", ".jsonc"}
 
 // jsonWithComments are JSON files that their tools read with comments and
@@ -176,7 +181,7 @@ func checkerOf(path string) (*checker, string) {
 	c := byExt[ext]
 	switch {
 	case c == jsonParser && jsonWithComments(path):
-		return nil, "JSON with comments: no checker for it"
+		return nil, "" // configuration, said by nothing
 	case c == nil && slices.Contains(sources, ext):
 		return nil, "no checker for " + ext
 	case c == nil:
@@ -222,6 +227,7 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, ask.Wait, errTimedOut)
 	defer cancel()
+	ctx = withRuns(ctx)
 	began := time.Now()
 	results := make([]result, len(changes))
 	answers := make([]*serverAnswer, len(changes))
@@ -350,6 +356,12 @@ func checkOne(ctx context.Context, c *checker, ch Change, ask Ask) result {
 		return r
 	}
 	m := diff.Lines(ch.Before, ch.After)
+	if c.disk {
+		// The content before is not on disk to check.
+		r.checked.Baseline = false
+		r.fresh = OnChanged(after, m)
+		return r
+	}
 	before, err := c.check(ctx, file{path: ch.Path, rel: ch.Rel, top: ch.Top, content: ch.Before})
 	if err != nil {
 		// What the call's own lines hold is still said.
