@@ -239,6 +239,9 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 	for i, ch := range changes {
 		c, why := checkerOf(ch.Path)
 		sp, root, argv := serverFor(ch.Path, ask.servers(), ch.Top)
+		if sp != nil && c != nil && c.disk {
+			c = nil // a whole project's check (tsc) is not run beside its server
+		}
 		switch {
 		case c == nil && sp == nil && why != "":
 			results[i].notChecked = why
