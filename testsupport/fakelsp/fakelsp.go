@@ -80,10 +80,10 @@ type server struct {
 func Main() {
 	s := &server{m: parseMode(os.Getenv("FAKELSP_MODE")), docs: map[string]string{}, vers: map[string]int{}, done: make(chan struct{})}
 	stream := jsonrpc2.NewBufferedStream(stdio{}, jsonrpc2.VSCodeObjectCodec{})
-	s.conn = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(s.handle))
+	conn := jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(s.handle))
 	select {
 	case <-s.done:
-	case <-s.conn.DisconnectNotify():
+	case <-conn.DisconnectNotify():
 	}
 	os.Exit(0)
 }
@@ -128,6 +128,11 @@ func find(text string) ([]diagnostic, []string) {
 }
 
 func (s *server) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	// The connection, for the publishes made apart from a request: the
+	// one NewConn returns may not be set yet when the first one comes.
+	s.mu.Lock()
+	s.conn = conn
+	s.mu.Unlock()
 	var p struct {
 		TextDocument struct {
 			URI     string `json:"uri"`
@@ -254,7 +259,10 @@ func (s *server) publishAll(uri string, version int, ds []diagnostic) {
 	if !s.m.noversion && version > 0 {
 		params["version"] = version
 	}
-	if err := s.conn.Notify(context.Background(), "textDocument/publishDiagnostics", params); err != nil {
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if err := conn.Notify(context.Background(), "textDocument/publishDiagnostics", params); err != nil {
 		fmt.Fprintln(os.Stderr, "fakelsp:", err)
 	}
 }
