@@ -2,7 +2,6 @@ package diag
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"toolkit/internal/history"
 	"toolkit/internal/keep"
 	"toolkit/internal/outcome"
+	"toolkit/internal/replace"
 )
 
 // Fields are a call's diagnostics fields, which write, edit, patch and
@@ -127,7 +127,7 @@ func Around(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outc
 		changes = said(o.Wrote, a.Dir, top)
 		a.Touched = map[string]string{}
 		for _, w := range o.Wrote {
-			a.Touched[w.Path] = statusOf(w.Existed, w.Exists)
+			a.Touched[w.Path] = w.Status()
 		}
 	case o.Changes != nil && o.Command != nil:
 		changes, tooMany, a.Touched = scanned(o.Changes, a, top)
@@ -155,17 +155,6 @@ func Around(ctx context.Context, c cmdline.Call, next cmdline.Next) outcome.Outc
 	return o
 }
 
-// statusOf is a change's status as history says it: A, M or D.
-func statusOf(existed, exists bool) string {
-	switch {
-	case !existed:
-		return "A"
-	case !exists:
-		return "D"
-	}
-	return "M"
-}
-
 // said are the files a write, edit or patch wrote.
 func said(wrote []outcome.Wrote, dir, top string) []Change {
 	var out []Change
@@ -173,15 +162,15 @@ func said(wrote []outcome.Wrote, dir, top string) []Change {
 		if !w.Exists {
 			continue
 		}
-		after, err := w.After, error(nil)
+		after, tooLarge := w.After, false
 		if after == nil || len(after) > MaxBytes {
-			after, err = readUpTo(w.Path)
-			if err != nil && !errors.Is(err, errTooLarge) {
+			var ok bool
+			if after, tooLarge, ok = readUpTo(w.Path); !ok {
 				continue
 			}
 		}
 		out = append(out, Change{Path: w.Path, Rel: relTo(dir, w.Path), Top: top, Before: w.Before, Existed: w.Existed,
-			BeforeKnown: !w.Existed || w.Before != nil, After: after, TooLarge: err != nil})
+			BeforeKnown: !w.Existed || w.Before != nil, After: after, TooLarge: tooLarge})
 	}
 	return out
 }
@@ -216,27 +205,25 @@ func scanned(ch *outcome.Changes, a Ask, top string) ([]Change, int, map[string]
 	var out []Change
 	for _, rel := range rels {
 		path := filepath.Join(tree, rel)
-		after, err := readUpTo(path)
-		if err != nil && !errors.Is(err, errTooLarge) {
+		after, tooLarge, ok := readUpTo(path)
+		if !ok {
 			continue
 		}
 		b, known := before[rel]
-		out = append(out, Change{Path: path, Rel: relTo(dir, path), Top: top, Before: b.Content, Existed: b.Existed, BeforeKnown: known, After: after, TooLarge: err != nil})
+		out = append(out, Change{Path: path, Rel: relTo(dir, path), Top: top, Before: b.Content, Existed: b.Existed, BeforeKnown: known, After: after, TooLarge: tooLarge})
 	}
 	return out, 0, touched
 }
 
-var errTooLarge = errors.New("too large")
-
-// readUpTo is a file's content, where it is a file of at most MaxBytes.
-func readUpTo(path string) ([]byte, error) {
-	switch st, err := os.Stat(path); {
-	case err != nil || !st.Mode().IsRegular():
-		return nil, os.ErrInvalid
-	case st.Size() > MaxBytes:
-		return nil, errTooLarge
+// readUpTo is a regular file's content, where it holds at most MaxBytes
+// (replace.ReadUpTo: never blocked by a FIFO put in its place); tooLarge
+// where it holds more; false where there is no regular file to check.
+func readUpTo(path string) (content []byte, tooLarge, ok bool) {
+	b, there, err := replace.ReadUpTo(nil, path, MaxBytes)
+	if err != nil || !there {
+		return nil, false, false
 	}
-	return os.ReadFile(path)
+	return b, b == nil, true
 }
 
 // relTo is path as the call's text names it: from its directory, where

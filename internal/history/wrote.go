@@ -125,7 +125,7 @@ func (h *history) said(ctx context.Context, tree string, old func(rel string) *i
 		if !w.Existed && !w.Exists {
 			continue
 		}
-		fr := log.File{Path: rel, Status: status(w.Existed, w.Exists)}
+		fr := log.File{Path: rel, Status: w.Status()}
 		if old != nil {
 			fr.PreMode = old.Mode
 		}
@@ -229,17 +229,6 @@ func markEntryRacy(e *index.Entry, t time.Time) {
 	if e.Mtime >= edge || e.Ctime >= edge {
 		e.Flags |= index.Racy
 	}
-}
-
-// status is a change's letter: A, D or M.
-func status(existed, exists bool) string {
-	switch {
-	case !existed:
-		return "A"
-	case !exists:
-		return "D"
-	}
-	return "M"
 }
 
 // countLines counts the lines a change of a file added and removed, where

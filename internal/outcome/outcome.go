@@ -431,6 +431,18 @@ type Wrote struct {
 	Exists        bool // After is its content; else it is gone
 }
 
+// Status is the change's letter, as history says it: A added, D deleted,
+// M modified.
+func (w Wrote) Status() string {
+	switch {
+	case !w.Existed:
+		return "A"
+	case !w.Exists:
+		return "D"
+	}
+	return "M"
+}
+
 // Diagnostics are what checking the files a call changed found (the JSON
 // field "diagnostics"; the text says them in a bracketed block).
 type Diagnostics struct {
