@@ -54,7 +54,7 @@ func goSyntax(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 	// text instead, where there is none.
 	var ds []outcome.Diagnostic
 	for l := range strings.Lines(string(out)) {
-		m := gofmtError.FindStringSubmatch(strings.TrimRight(l, "\n"))
+		m := gofmtError().FindStringSubmatch(strings.TrimRight(l, "\n"))
 		if m == nil {
 			continue
 		}
@@ -65,7 +65,7 @@ func goSyntax(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 	return ds, nil
 }
 
-var gofmtError = regexp.MustCompile(`^<standard input>:(\d+):(\d+): (.*)$`)
+var gofmtError = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<standard input>:(\d+):(\d+): (.*)$`) })
 
 // shellSyntax is bash -n (sh -n for a script whose first line does not
 // name bash): the first syntax error the shell finds.
@@ -80,7 +80,7 @@ func shellSyntax(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 	// "/dev/stdin: 3: Syntax error: "fi" unexpected".
 	var ds []outcome.Diagnostic
 	for l := range strings.Lines(string(out)) {
-		m := shellError.FindStringSubmatch(strings.TrimRight(l, "\n"))
+		m := shellError().FindStringSubmatch(strings.TrimRight(l, "\n"))
 		if m == nil || strings.HasPrefix(m[2], "`") {
 			continue
 		}
@@ -90,7 +90,7 @@ func shellSyntax(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 	return ds, nil
 }
 
-var shellError = regexp.MustCompile(`^/dev/stdin: (?:line )?(\d+): (.*)$`)
+var shellError = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/dev/stdin: (?:line )?(\d+): (.*)$`) })
 
 // shellOf is the shell that checks f: bash for a .bash file or one whose
 // first line names bash, else sh.
@@ -160,7 +160,7 @@ func nodeCheck(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 			}
 			continue
 		}
-		if d != nil && nodeError.MatchString(l) {
+		if d != nil && nodeError().MatchString(l) {
 			d.Message = l
 			return []outcome.Diagnostic{*d}, nil
 		}
@@ -168,7 +168,7 @@ func nodeCheck(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 	return nil, nil
 }
 
-var nodeError = regexp.MustCompile(`^[A-Z][A-Za-z]*Error: `)
+var nodeError = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Za-z]*Error: `) })
 
 // moduleType is how node loads f: "module" or "commonjs".
 func moduleType(f file) string {
@@ -215,7 +215,7 @@ func tscCheck(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 	// from root (or as given).
 	var ds []outcome.Diagnostic
 	for l := range strings.Lines(string(out)) {
-		m := tscError.FindStringSubmatch(strings.TrimRight(l, "\n"))
+		m := tscError().FindStringSubmatch(strings.TrimRight(l, "\n"))
 		if m == nil {
 			continue
 		}
@@ -233,7 +233,9 @@ func tscCheck(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 	return ds, nil
 }
 
-var tscError = regexp.MustCompile(`^(.+)\((\d+),(\d+)\): (error|warning) (TS\d+): (.*)$`)
+var tscError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(.+)\((\d+),(\d+)\): (error|warning) (TS\d+): (.*)$`)
+})
 
 // runs are the programs a check ran over a whole project, by their
 // arguments: one run answers for every file of the project a check
