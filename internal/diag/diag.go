@@ -231,26 +231,27 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 	began := time.Now()
 	results := make([]result, len(changes))
 	answers := make([]*serverAnswer, len(changes))
-	groups := map[string]*group{}
+	groups := map[string]*group{} // by kept server
+	finder := &keptFinder{ask: ask, seen: map[string]*kept{}}
 	var wg sync.WaitGroup
 	// A check may run a program: a few at a time, as many as the CPUs.
 	slots := make(chan struct{}, max(4, runtime.NumCPU()))
 	said := false
 	for i, ch := range changes {
 		c, why := checkerOf(ch.Path)
-		sp, root, argv := serverFor(ch.Path, ask.servers(), ch.Top)
-		if sp != nil && c != nil && c.disk {
+		k := finder.of(ch.Path, ch.Top)
+		if k != nil && c != nil && c.disk {
 			c = nil // a whole project's check (tsc) is not run beside its server
 		}
 		switch {
-		case c == nil && sp == nil && why != "":
+		case c == nil && k == nil && why != "":
 			results[i].notChecked = why
 			if ns := noServer(ch.Path, ask.servers()); ns != "" {
 				results[i].notChecked = ns
 			}
 			said = true
 			continue
-		case c == nil && sp == nil:
+		case c == nil && k == nil:
 			continue
 		case ch.TooLarge:
 			results[i].notChecked = "larger than " + text.Bytes(MaxBytes) + ": not checked"
@@ -259,23 +260,18 @@ func Check(ctx context.Context, changes []Change, ask Ask) *outcome.Diagnostics 
 		}
 		said = true
 		var past string // why a file a server knows is not asked of it
-		if sp == nil {
+		if k == nil {
 			past = noServer(ch.Path, ask.servers())
-		}
-		if sp != nil {
-			k := kept{Name: sp.Name, Argv: argv, Root: root, Settle: sp.Settle, Idle: ask.lifetime(), Owner: ask.Owner, MemoryMB: ask.MemoryMB}
-			if sp.Options != nil {
-				k.Options = sp.Options(root, ch.Top)
-			}
-			g := groups[k.id()]
+		} else {
+			g := groups[k.ident]
 			if g == nil {
-				g = &group{k: k}
-				groups[k.id()] = g
+				g = &group{k: *k}
+				groups[k.ident] = g
 			}
 			if len(g.files) < MaxServerFiles {
 				g.files = append(g.files, i)
 			} else {
-				past = fmt.Sprintf("%s checks %d files a call", sp.Name, MaxServerFiles)
+				past = fmt.Sprintf("%s checks %d files a call", k.Name, MaxServerFiles)
 			}
 		}
 		if c == nil {

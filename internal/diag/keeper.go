@@ -52,7 +52,8 @@ type kept struct {
 	Options map[string]any `json:"options,omitempty"`
 	// MemoryMB, where more than 0, is the most the server's processes may
 	// hold resident.
-	MemoryMB int `json:"memory_mb,omitempty"`
+	MemoryMB int    `json:"memory_mb,omitempty"`
+	ident    string // id, once found
 }
 
 // id names a kept server: one for each server, command and root.
@@ -296,16 +297,20 @@ func answer(ctx context.Context, srv *lsp.Server, req request) response {
 		}
 	}
 	srv.Quiet(ctx, 30*time.Millisecond, 250*time.Millisecond)
-	for path, ds := range srv.Published() {
-		if asked[path] {
+	for uri, p := range srv.Published() {
+		if b, had := before[uri]; had && b.Seq == p.Seq {
+			continue // not published again since: nothing new
+		}
+		path := lsp.PathOf(uri)
+		if path == "" || asked[path] {
 			continue
 		}
 		old := map[string]int{}
-		for _, d := range before[path] {
+		for _, d := range before[uri].Diagnostics {
 			old[identity(d)]++
 		}
 		var fresh []lsp.Diagnostic
-		for _, d := range ds {
+		for _, d := range p.Diagnostics {
 			if k := identity(d); old[k] > 0 {
 				old[k]--
 				continue

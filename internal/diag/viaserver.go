@@ -11,6 +11,34 @@ import (
 	"toolkit/internal/outcome"
 )
 
+// keptFinder finds the kept server of each file a check meets, once for
+// each directory and extension: its project's root, its program and its
+// options are looked up on disk, and a tree's thousand files of one
+// directory share them.
+type keptFinder struct {
+	ask  Ask
+	seen map[string]*kept // by directory and extension; nil: none
+}
+
+// of is the kept server of the file named path, or nil.
+func (f *keptFinder) of(path, top string) *kept {
+	key := filepath.Dir(path) + "\x00" + strings.ToLower(filepath.Ext(path))
+	if k, ok := f.seen[key]; ok {
+		return k
+	}
+	var k *kept
+	if sp, root, argv := serverFor(path, f.ask.servers(), top); sp != nil {
+		a := f.ask
+		k = &kept{Name: sp.Name, Argv: argv, Root: root, Settle: sp.Settle, Idle: a.lifetime(), Owner: a.Owner, MemoryMB: a.MemoryMB}
+		if sp.Options != nil {
+			k.Options = sp.Options(root, top)
+		}
+		k.ident = k.id()
+	}
+	f.seen[key] = k
+	return k
+}
+
 // group are the files of one call a kept server checks, in one ask.
 type group struct {
 	k         kept

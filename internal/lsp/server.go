@@ -353,15 +353,32 @@ func (s *Server) send(ctx context.Context, uri, languageID, text string) (int, u
 // a command whose call did not check it, is read by the server from disk
 // again, not from a text toolkit gave it long ago.
 func (s *Server) CloseStale(ctx context.Context, stale func(path, text string) bool) {
+	// The files are read without the lock, which the connection's
+	// reading loop takes for each publish.
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	texts := make(map[string]string, len(s.docs))
 	for uri, d := range s.docs {
-		if stale(PathOf(uri), d.text) {
-			delete(s.docs, uri)
-			delete(s.pushed, uri)
-			_ = s.conn.Notify(ctx, "textDocument/didClose", didCloseParams{documentID{URI: uri}})
-		}
+		texts[uri] = d.text
 	}
+	s.mu.Unlock()
+	for uri, text := range texts {
+		if !stale(PathOf(uri), text) {
+			continue
+		}
+		s.mu.Lock()
+		if d := s.docs[uri]; d != nil && d.text == text {
+			s.close(ctx, uri)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// close closes the document at uri, with s.mu held: what was published
+// of it is no longer of a text toolkit gave.
+func (s *Server) close(ctx context.Context, uri string) {
+	delete(s.docs, uri)
+	delete(s.pushed, uri)
+	_ = s.conn.Notify(ctx, "textDocument/didClose", didCloseParams{documentID{URI: uri}})
 }
 
 // closeOld closes the least recently used documents past MaxDocuments.
@@ -373,9 +390,7 @@ func (s *Server) closeOld(ctx context.Context) {
 				oldest = uri
 			}
 		}
-		delete(s.docs, oldest)
-		delete(s.pushed, oldest)
-		_ = s.conn.Notify(ctx, "textDocument/didClose", didCloseParams{documentID{URI: oldest}})
+		s.close(ctx, oldest)
 	}
 }
 
@@ -463,17 +478,23 @@ func (s *Server) Quiet(ctx context.Context, gap, most time.Duration) {
 	}
 }
 
+// Publish is a server's last publish for a document: its diagnostics,
+// and its place among all its publishes (a later publish has a larger
+// Seq).
+type Publish struct {
+	Seq         uint64
+	Diagnostics []Diagnostic
+}
+
 // Published is the last publish of every document the server published
-// for, by path: what tells a change's diagnostics elsewhere from those
-// there before it.
-func (s *Server) Published() map[string][]Diagnostic {
+// for, by URI (PathOf names its file): what tells a change's diagnostics
+// elsewhere from those there before it.
+func (s *Server) Published() map[string]Publish {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string][]Diagnostic, len(s.pushed))
+	out := make(map[string]Publish, len(s.pushed))
 	for uri, p := range s.pushed {
-		if path := PathOf(uri); path != "" {
-			out[path] = p.diags
-		}
+		out[uri] = Publish{Seq: p.seq, Diagnostics: p.diags}
 	}
 	return out
 }

@@ -129,7 +129,7 @@ func TestPublishedElsewhere(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if ds := s.Published()[filepath.Join(s.root, "b.txt")]; len(ds) == 1 && ds[0].Message == "broken by a.txt" {
+		if ds := s.Published()[URI(filepath.Join(s.root, "b.txt"))].Diagnostics; len(ds) == 1 && ds[0].Message == "broken by a.txt" {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
