@@ -83,14 +83,27 @@ func diagEdit(e *benchEnv) (row, error) {
 		return os.WriteFile(in, []byte(b), 0o644)
 	}
 	add, remove := func() error { return edit(marker, added+marker) }, func() error { return edit(added+marker, marker) }
+	// answered runs the edit in, its text read: gopls answered it, not a
+	// syntax check in its place.
+	answered := func(when string) error {
+		f, err := os.Open(in)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cmd := exec.Command(e.toolkit, "edit")
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdin = f
+		if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "(gopls;") {
+			return fmt.Errorf("toolkit edit, %s: %v: %s", when, err, out)
+		}
+		return nil
+	}
 	if err := add(); err != nil {
 		return row{}, err
 	}
-	warm := exec.Command(e.toolkit, "edit")
-	warm.Env = append(os.Environ(), env...)
-	warm.Stdin, _ = os.Open(in)
-	if out, err := warm.Output(); err != nil || !strings.Contains(string(out), "(gopls;") {
-		return row{}, fmt.Errorf("toolkit edit, cold: %v: %s", err, out)
+	if err := answered("cold"); err != nil {
+		return row{}, err
 	}
 	if err := remove(); err != nil {
 		return row{}, err
@@ -110,13 +123,9 @@ func diagEdit(e *benchEnv) (row, error) {
 			return row{}, err
 		}
 	}
-	// The last edit, once more, read: gopls answered it, not a syntax
-	// check in its place.
-	check := exec.Command(e.toolkit, "edit")
-	check.Env = append(os.Environ(), env...)
-	check.Stdin, _ = os.Open(in)
-	if out, err := check.Output(); err != nil || !strings.Contains(string(out), "(gopls;") {
-		return row{}, fmt.Errorf("toolkit edit, warm: %v: %s", err, out)
+	// The last edit, once more.
+	if err := answered("warm"); err != nil {
+		return row{}, err
 	}
 	stop := exec.Command(e.toolkit, "job", "--stop-all")
 	stop.Env = append(os.Environ(), env...)
