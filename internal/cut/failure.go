@@ -17,11 +17,12 @@ var (
 )
 
 // pairs are the pairs of letters side by side in a word, in every case, by
-// their two bytes. A word is four letters or more, so that each place of
+// their two bytes (the first the low one): a table of 64 KiB, so that a
+// look is one load. A word is four letters or more, so that each place of
 // it holds, at most two bytes in, a place a multiple of three from the
 // start of the text that starts one of its pairs: only those places are
 // looked at until one does.
-var pairs [1 << 16 / 64]uint64
+var pairs [1 << 16]bool
 
 // minWord is the length of the shortest word.
 const minWord = 4
@@ -40,8 +41,7 @@ func init() {
 			if i > 0 {
 				for _, a := range []byte{w[i-1], w[i-1] - 'a' + 'A'} {
 					for _, b := range []byte{w[i], w[i] - 'a' + 'A'} {
-						k := int(a)<<8 | int(b)
-						pairs[k/64] |= 1 << (k % 64)
+						pairs[int(a)|int(b)<<8] = true
 					}
 				}
 			}
@@ -54,30 +54,45 @@ func init() {
 // looks at the places a multiple of three in; where one starts a pair of a
 // word, the shift-and reads the bytes around it that a word holding the
 // pair may span (from two bytes before it), going on from where it last
-// stopped when that is near. A text of no words' pairs costs two loads and
-// a test every three bytes; one of nothing but pairs is read once.
+// stopped when that is near. The places are tried four at a time, with one
+// branch for the four, until one starts a pair: a text of no words' pairs
+// costs three loads every three bytes and a test every twelve (4 times
+// faster than a test at each place); one of nothing but pairs is read once.
 func hasFailure(b []byte) bool {
 	var d uint64
 	read := 0 // the shift-and has read b up to here, and d is its state
-	for p := 0; p+1 < len(b); p += 3 {
-		k := int(b[p])<<8 | int(b[p+1])
-		if pairs[k/64]&(1<<(k%64)) == 0 {
-			continue
-		}
-		from := max(p-2, 0)
-		if from <= read {
-			from = read
-		} else {
-			d = 0
-		}
-		to := min(len(b), p+maxWord)
-		for _, c := range b[from:to] {
-			d = (d<<1 | first) & masks[c]
-			if d&final != 0 {
-				return true
+	p := 0
+	for {
+		// Four places at once, twelve bytes apart in all, while they are in b.
+		for ; p+10 < len(b); p += 12 {
+			w := b[p : p+11 : p+11]
+			if pairs[uint16(w[0])|uint16(w[1])<<8] || pairs[uint16(w[3])|uint16(w[4])<<8] ||
+				pairs[uint16(w[6])|uint16(w[7])<<8] || pairs[uint16(w[9])|uint16(w[10])<<8] {
+				break
 			}
 		}
-		read = to
+		if p+1 >= len(b) {
+			return false
+		}
+		end := min(p+12, len(b)-1)
+		for ; p < end; p += 3 {
+			if !pairs[uint16(b[p])|uint16(b[p+1])<<8] {
+				continue
+			}
+			from := max(p-2, 0)
+			if from <= read {
+				from = read
+			} else {
+				d = 0
+			}
+			to := min(len(b), p+maxWord)
+			for _, c := range b[from:to] {
+				d = (d<<1 | first) & masks[c]
+				if d&final != 0 {
+					return true
+				}
+			}
+			read = to
+		}
 	}
-	return false
 }
