@@ -54,6 +54,9 @@ func (o *output) write(raw []byte) {
 	o.rawBytes += int64(len(raw))
 	_, _ = o.spill.Write(raw)
 	_, _ = o.clean.Write(raw)
+	if o.cut.Cutting() {
+		o.spill.trimBehind()
+	}
 }
 
 type result struct {

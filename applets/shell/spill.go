@@ -27,6 +27,11 @@ type spill struct {
 	// the path is.
 	lifetime time.Duration
 	bound    string
+	// room is the most this spill may hold before an older one must go,
+	// as the last trim found it; trimming brings the room a trim in flight
+	// finds (nil when none is). See trimBehind.
+	room     int64
+	trimming chan int64
 	mem      []byte
 	f        *os.File
 	size     int64 // bytes in the file
@@ -90,9 +95,47 @@ func (s *spill) put(p []byte) {
 	}
 }
 
+// trimBehind trims the older spills to their bounds in the background,
+// while this one grows past the room they leave it: the removal of a large
+// file then overlaps the command's run instead of following it. It is
+// called once the output is cut, so that only a spill that is kept makes
+// an older one go.
+func (s *spill) trimBehind() {
+	if s.f == nil || s.lifetime <= 0 {
+		return
+	}
+	if s.trimming != nil {
+		select {
+		case s.room = <-s.trimming:
+			s.trimming = nil
+		default:
+			return
+		}
+	}
+	if s.size <= s.room {
+		return
+	}
+	done := make(chan int64, 1)
+	s.trimming = done
+	lifetime, path := s.lifetime, s.path
+	go func() {
+		_, room := jobs.TrimSpills(lifetime, path)
+		done <- room
+	}()
+}
+
+// trimmed waits for the trim in flight, if there is one.
+func (s *spill) trimmed() {
+	if s.trimming != nil {
+		s.room = <-s.trimming
+		s.trimming = nil
+	}
+}
+
 // keep makes sure the file holds the output, closes it, and returns its
 // path; the spills kept are trimmed to their bounds, this one kept.
 func (s *spill) keep() string {
+	s.trimmed()
 	if s.f == nil && s.err == nil {
 		s.open()
 	}
@@ -102,7 +145,7 @@ func (s *spill) keep() string {
 		}
 	}
 	if s.path != "" && s.lifetime > 0 {
-		kept := jobs.TrimSpills(s.lifetime, s.path)
+		kept, _ := jobs.TrimSpills(s.lifetime, s.path)
 		s.bound = jobs.SpillBound(s.lifetime, jobs.SpillCap(kept.Dir, kept.Bytes))
 	}
 	return s.path
@@ -110,6 +153,7 @@ func (s *spill) keep() string {
 
 // discard removes the file, if one was made.
 func (s *spill) discard() {
+	s.trimmed()
 	if s.f != nil {
 		s.f.Close()
 		os.Remove(s.path)

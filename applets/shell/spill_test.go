@@ -2,11 +2,15 @@ package shell
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"toolkit/internal/jobs"
 )
 
 // spillData is n bytes that differ from place to place, so that a piece
@@ -70,5 +74,55 @@ func TestSpillCannotOpen(t *testing.T) {
 	feed(s, spillData(100))
 	if path := s.keep(); path != "" || !strings.HasPrefix(s.where(), "the whole output could not be kept: "+dir+"/toolkit-shell-") {
 		t.Fatalf("keep %q, where %q", path, s.where())
+	}
+}
+
+// TestSpillTrimsBehind: with the state's spills at their cap, a cut output
+// makes the oldest go while it is written, before it is kept (the removal
+// overlaps the command's run); an output that is not cut makes none go.
+func TestSpillTrimsBehind(t *testing.T) {
+	for _, cut := range []bool{true, false} {
+		t.Setenv("TOOLKIT_STATE", filepath.Join(t.TempDir(), "state"))
+		dir, err := jobs.SpillDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Four older spills that fill the cap (sparse: no disk).
+		each := jobs.SpillCap(dir, 0) / 4
+		var old []string
+		for i := range 4 {
+			p := filepath.Join(dir, fmt.Sprintf("%s%032x%s", jobs.SpillPrefix, i, jobs.SpillSuffix))
+			if err := os.WriteFile(p, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(p, each); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Now().Add(time.Duration(i-5) * time.Minute)
+			if err := os.Chtimes(p, at, at); err != nil {
+				t.Fatal(err)
+			}
+			old = append(old, p)
+		}
+		h := Options{MaxOutput: 1 << 20, JobLifetime: time.Hour}.withDefaults()
+		if cut {
+			h.MaxOutput = 1000
+		}
+		o := newOutput(h)
+		for range 8 {
+			o.write(bytes.Repeat([]byte("a line of output\n"), 4096))
+		}
+		o.spill.trimmed()
+		_, err = os.Stat(old[0])
+		if gone := os.IsNotExist(err); gone != cut {
+			t.Fatalf("cut %v: the oldest spill gone %v before the output ended", cut, gone)
+		}
+		var b strings.Builder
+		o.finish(&b)
+		for _, p := range old[1:] {
+			if _, err := os.Stat(p); err != nil {
+				t.Fatalf("cut %v: a spill within the cap went: %v", cut, err)
+			}
+		}
 	}
 }

@@ -91,6 +91,9 @@ func (c *Cutter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// Cutting reports whether the text has gone over the limit: it will be cut.
+func (c *Cutter) Cutting() bool { return c.cut }
+
 var nl = []byte{'\n'}
 
 // startCut turns the text kept so far into the head and the start of the tail.

@@ -61,12 +61,13 @@ func (s Spills) String() string {
 }
 
 // TrimSpills removes the spills older than lifetime, then the oldest while
-// all together hold more than their cap; keep, the one just written, stays.
-// It returns what is kept.
-func TrimSpills(lifetime time.Duration, keep string) Spills {
+// all together hold more than their cap; keep, the one being written,
+// stays. It returns what is kept, and room: the most keep may hold before
+// an older one must go.
+func TrimSpills(lifetime time.Duration, keep string) (kept Spills, room int64) {
 	dir, err := SpillDir()
 	if err != nil {
-		return Spills{}
+		return Spills{}, MaxSpills
 	}
 	type spill struct {
 		path string
@@ -74,7 +75,7 @@ func TrimSpills(lifetime time.Duration, keep string) Spills {
 		size int64
 	}
 	var all []spill
-	var total int64
+	var total, keepSize int64
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), SpillPrefix) {
@@ -91,6 +92,9 @@ func TrimSpills(lifetime time.Duration, keep string) Spills {
 		}
 		all = append(all, spill{p, fi.ModTime(), fi.Size()})
 		total += fi.Size()
+		if p == keep {
+			keepSize = fi.Size()
+		}
 	}
 	slices.SortFunc(all, func(a, b spill) int { return a.mod.Compare(b.mod) })
 	cap := SpillCap(dir, total)
@@ -101,11 +105,14 @@ func TrimSpills(lifetime time.Duration, keep string) Spills {
 		}
 		all = all[1:]
 	}
-	return Spills{Dir: dir, Files: len(all), Bytes: total}
+	return Spills{Dir: dir, Files: len(all), Bytes: total}, cap - (total - keepSize)
 }
 
 // KeptSpills is what the spills hold now.
-func KeptSpills() Spills { return TrimSpills(0, "") }
+func KeptSpills() Spills {
+	kept, _ := TrimSpills(0, "")
+	return kept
+}
 
 // words says a duration as a person does: "1 h", "30 min", "45 s".
 func words(d time.Duration) string {

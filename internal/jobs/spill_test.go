@@ -35,7 +35,7 @@ func TestTrimSpills(t *testing.T) {
 		paths = append(paths, p)
 	}
 	newest := paths[5]
-	kept := TrimSpills(time.Hour, newest)
+	kept, _ := TrimSpills(time.Hour, newest)
 	if cap := SpillCap(dir, kept.Bytes); kept.Bytes > cap || kept.Bytes > MaxSpills {
 		t.Fatalf("kept %d bytes, over the cap of %d", kept.Bytes, cap)
 	}
@@ -50,7 +50,7 @@ func TestTrimSpills(t *testing.T) {
 	if err := os.Chtimes(newest, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if kept := TrimSpills(time.Hour, ""); kept.Files != countFiles(dir) {
+	if kept, _ := TrimSpills(time.Hour, ""); kept.Files != countFiles(dir) {
 		t.Fatalf("kept %+v, %d files there", kept, countFiles(dir))
 	}
 	if _, err := os.Stat(newest); err == nil {
