@@ -17,6 +17,7 @@ package walk
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io/fs"
 	"os"
@@ -271,6 +272,7 @@ func (d *openDir) release() {
 
 // work reads directories until none is left and none is being read.
 func (w *walker) work() {
+	var l lister
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for {
@@ -285,7 +287,7 @@ func (w *walker) work() {
 		w.todo = w.todo[:len(w.todo)-1]
 		w.reading++
 		w.mu.Unlock()
-		w.dir(d)
+		w.dir(d, &l)
 		w.mu.Lock()
 		w.reading--
 	}
@@ -314,7 +316,7 @@ func (w *walker) fromTop(rel string) string {
 	return w.top + "/" + rel
 }
 
-func (w *walker) dir(d dirWork) {
+func (w *walker) dir(d dirWork, l *lister) {
 	if d.parent != nil {
 		// O_DIRECTORY refuses anything else before opening it (a FIFO
 		// put in its place is not waited on), so no O_NONBLOCK: a
@@ -339,7 +341,7 @@ func (w *walker) dir(d dirWork) {
 	if w.ctx.Err() != nil {
 		return
 	}
-	entries, err := readDir(d.fd)
+	entries, err := l.list(d.fd)
 	if err != nil {
 		w.stats.Errors.Add(1)
 		return
@@ -347,13 +349,13 @@ func (w *walker) dir(d dirWork) {
 	stack := d.stack
 	if !w.o.NoIgnore {
 		base := w.fromTop(d.rel)
-		if d.rel != "" && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == ".git" }) {
+		if d.rel != "" && slices.ContainsFunc(entries, func(e dirent) bool { return e.name == ".git" }) {
 			if git, ok := nestedRepo(d.fd); ok {
 				stack = repoExcludes(git, base)
 			}
 		}
 		for _, name := range ignoreFiles {
-			if !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == name }) {
+			if !slices.ContainsFunc(entries, func(e dirent) bool { return e.name == name }) {
 				continue
 			}
 			if rules, ok := readSmall(d.fd, name); ok {
@@ -366,11 +368,11 @@ func (w *walker) dir(d dirWork) {
 	var subs []dirWork
 	for _, dirs := range []bool{true, false} {
 		for _, e := range entries {
-			isDir := e.IsDir()
+			isDir := e.typ.IsDir()
 			if isDir != dirs {
 				continue
 			}
-			name := e.Name()
+			name := e.name
 			rel := name
 			if d.rel != "" {
 				rel = d.rel + "/" + name
@@ -384,11 +386,11 @@ func (w *walker) dir(d dirWork) {
 			case !w.o.NoIgnore && stack.Ignored(w.fromTop(rel), isDir):
 				w.stats.Ignored.Add(1)
 				if w.o.Ignored != nil && !isDir {
-					w.o.Ignored(Entry{Path: rel, Name: name, Type: e.Type(), dir: d.fd})
+					w.o.Ignored(Entry{Path: rel, Name: name, Type: e.typ, dir: d.fd})
 				}
 				continue
 			}
-			if w.visit(Entry{Path: rel, Name: name, Type: e.Type(), dir: d.fd}) && isDir {
+			if w.visit(Entry{Path: rel, Name: name, Type: e.typ, dir: d.fd}) && isDir {
 				subs = append(subs, dirWork{parent: self, name: name, rel: rel, stack: stack})
 			}
 		}
@@ -399,20 +401,120 @@ func (w *walker) dir(d dirWork) {
 	}
 }
 
-// readDir lists the directory fd, in the order getdents gives, with the
-// types it gives. It reads a duplicate of fd, which the listing closes.
-func readDir(fd int) ([]fs.DirEntry, error) {
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
+// dirent is a directory entry as getdents gives it: its name and type.
+type dirent struct {
+	name string
+	typ  fs.FileMode
+}
+
+// lister lists directories for one goroutine of the walk, with buffers it
+// keeps from one directory to the next.
+type lister struct {
+	buf     []byte
+	entries []dirent
+}
+
+// direntHead is the size of struct linux_dirent64 before its name: the
+// inode (8 bytes), the offset (8), the record's length (2), the type (1).
+const direntHead = 19
+
+// list lists the directory fd, in the order getdents gives, with the types
+// it gives (one it does not know is asked with fstatat, as os.ReadDir
+// asks). The entries are good until the next list.
+func (l *lister) list(fd int) ([]dirent, error) {
+	if l.buf == nil {
+		l.buf = make([]byte, 32<<10)
 	}
-	f := os.NewFile(uintptr(dup), ".")
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
-	if err != nil && len(entries) == 0 {
-		return nil, err
+	l.entries = l.entries[:0]
+	for {
+		n, err := unix.Getdents(fd, l.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			if len(l.entries) == 0 {
+				return nil, err
+			}
+			return l.entries, nil
+		}
+		if n <= 0 {
+			return l.entries, nil
+		}
+		l.parse(fd, l.buf[:n])
 	}
-	return entries, nil
+}
+
+// parse adds the entries of b, what getdents put in the buffer, to
+// l.entries: a struct linux_dirent64 after another, each the length it
+// says, its name ended by a NUL. A record shorter than its head, or longer
+// than what is left, ends it.
+func (l *lister) parse(fd int, b []byte) {
+	for len(b) >= direntHead {
+		size := int(binary.NativeEndian.Uint16(b[16:]))
+		if size < direntHead || size > len(b) {
+			return
+		}
+		ino, kind, name := binary.NativeEndian.Uint64(b), b[18], b[direntHead:size]
+		b = b[size:]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		if ino == 0 || len(name) == 0 || string(name) == "." || string(name) == ".." {
+			continue
+		}
+		typ, known := direntType(kind)
+		if !known {
+			var st unix.Stat_t
+			if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				continue // gone since it was listed
+			}
+			typ = modeType(st.Mode)
+		}
+		l.entries = append(l.entries, dirent{string(name), typ})
+	}
+}
+
+// direntType is the type getdents says, as fs.FileMode's type bits, if
+// it says one.
+func direntType(kind byte) (fs.FileMode, bool) {
+	switch kind {
+	case unix.DT_REG:
+		return 0, true
+	case unix.DT_DIR:
+		return fs.ModeDir, true
+	case unix.DT_LNK:
+		return fs.ModeSymlink, true
+	case unix.DT_FIFO:
+		return fs.ModeNamedPipe, true
+	case unix.DT_SOCK:
+		return fs.ModeSocket, true
+	case unix.DT_CHR:
+		return fs.ModeDevice | fs.ModeCharDevice, true
+	case unix.DT_BLK:
+		return fs.ModeDevice, true
+	}
+	return 0, false
+}
+
+// modeType is a stat's file type as fs.FileMode's type bits.
+func modeType(mode uint32) fs.FileMode {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return 0
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
 }
 
 // dupFD is a descriptor of its own for the open directory f.
