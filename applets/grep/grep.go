@@ -23,7 +23,6 @@ package grep
 
 import (
 	"bytes"
-	"container/heap"
 	"context"
 	"errors"
 	"path"
@@ -133,41 +132,55 @@ type ctxLine struct {
 	text string
 }
 
-// less orders hits by path, then line.
-func (h *hit) less(o *hit) bool {
-	if h.path != o.path {
-		return h.path < o.path
-	}
-	return h.line < o.line
+// kept holds the first n hits in order of path and line, whatever order
+// the files come in: each file's hits, in line order, as one batch. When
+// they come to twice n, the batches are sorted by path and those past the
+// first n hits let go, so that memory stays within twice n hits and the
+// sorting is of files, not of hits.
+type kept struct {
+	n     int
+	files []fileHits
+	total int // hits in files
 }
 
-// kept holds the first n hits in order, whatever order they come in: a
-// heap whose top is the last of them, so that a later one that comes
-// before it pushes it out.
-type kept struct {
-	n    int
+// fileHits are one file's hits, in line order.
+type fileHits struct {
+	path string
 	hits []*hit
 }
 
-func (k *kept) Len() int           { return len(k.hits) }
-func (k *kept) Less(i, j int) bool { return k.hits[j].less(k.hits[i]) }
-func (k *kept) Swap(i, j int)      { k.hits[i], k.hits[j] = k.hits[j], k.hits[i] }
-func (k *kept) Push(x any)         { k.hits = append(k.hits, x.(*hit)) }
-func (k *kept) Pop() any {
-	h := k.hits[len(k.hits)-1]
-	k.hits = k.hits[:len(k.hits)-1]
-	return h
+func (k *kept) add(path string, hits []*hit) {
+	k.files = append(k.files, fileHits{path, hits})
+	k.total += len(hits)
+	if k.total >= 2*k.n {
+		k.trim()
+	}
 }
 
-func (k *kept) add(h *hit) {
-	if len(k.hits) < k.n {
-		heap.Push(k, h)
-		return
+// trim sorts the batches by path and keeps the first n hits.
+func (k *kept) trim() {
+	slices.SortFunc(k.files, func(a, b fileHits) int { return strings.Compare(a.path, b.path) })
+	left := k.n
+	for i, f := range k.files {
+		if len(f.hits) >= left {
+			k.files[i].hits = f.hits[:left]
+			clear(k.files[i+1:])
+			k.files = k.files[:i+1]
+			break
+		}
+		left -= len(f.hits)
 	}
-	if h.less(k.hits[0]) {
-		k.hits[0] = h
-		heap.Fix(k, 0)
+	k.total = min(k.total, k.n)
+}
+
+// sorted is the first n hits in order.
+func (k *kept) sorted() []*hit {
+	k.trim()
+	out := make([]*hit, 0, k.total)
+	for _, f := range k.files {
+		out = append(out, f.hits...)
 	}
+	return out
 }
 
 // fileCount is a file's count of matching lines.
@@ -435,8 +448,8 @@ func (s *search) scan(buf []byte, from int, display string, mtime time.Time) {
 	defer s.mu.Unlock()
 	s.matches += n
 	s.counts = append(s.counts, fileCount{display, n, mtime})
-	for _, h := range hits {
-		s.kept.add(h)
+	if len(hits) > 0 {
+		s.kept.add(display, hits)
 	}
 }
 

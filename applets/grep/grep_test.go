@@ -342,3 +342,41 @@ func TestPastFirstRead(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptFirstN: whatever order files' hits come in, kept gives the first
+// n of all of them by path and line, and holds at most twice n between.
+func TestKeptFirstN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 300 {
+		var all []*hit
+		var files [][]*hit
+		for f := range rng.IntN(40) {
+			var hits []*hit
+			for line := range int64(rng.IntN(12)) {
+				hits = append(hits, &hit{path: fmt.Sprintf("f%03d", f), line: line + 1})
+			}
+			all = append(all, hits...)
+			files = append(files, hits)
+		}
+		rng.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
+		k := kept{n: rng.IntN(60)}
+		for _, hits := range files {
+			if len(hits) > 0 {
+				k.add(hits[0].path, hits)
+			}
+			if k.total >= 2*max(k.n, 1) {
+				t.Fatalf("round %d: %d hits held for n = %d", round, k.total, k.n)
+			}
+		}
+		slices.SortFunc(all, func(a, b *hit) int {
+			if c := strings.Compare(a.path, b.path); c != 0 {
+				return c
+			}
+			return int(a.line - b.line)
+		})
+		want := all[:min(len(all), k.n)]
+		if got := k.sorted(); !slices.Equal(got, want) {
+			t.Fatalf("round %d, n %d: got %d hits, want %d", round, k.n, len(got), len(want))
+		}
+	}
+}

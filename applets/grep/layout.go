@@ -7,6 +7,7 @@ package grep
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -89,14 +90,7 @@ func (s *search) result(offset, limit int, stats *walk.Stats) outcome.Outcome {
 	total := s.matches
 	switch s.mode {
 	case "lines":
-		hits := s.kept.hits
-		slices.SortFunc(hits, func(a, b *hit) int {
-			if a.less(b) {
-				return -1
-			}
-			return 1
-		})
-		hits = page.Of(hits, offset, limit)
+		hits := page.Of(s.kept.sorted(), offset, limit)
 		d.Shown = len(hits)
 		writeHits(&b, hits, s.before > 0 || s.after > 0)
 	default:
@@ -143,6 +137,11 @@ func plural(n int64, one, many string) string {
 // context lines as path-LINE-text, each group of lines apart from the next
 // by "--", a line shown once however many groups it is in.
 func writeHits(b *strings.Builder, hits []*hit, context bool) {
+	size := 0
+	for _, h := range hits {
+		size += len(h.path) + len(h.text) + 16
+	}
+	b.Grow(size)
 	var path string
 	var printed int64 // the last line of path written
 	for i, h := range hits {
@@ -158,17 +157,17 @@ func writeHits(b *strings.Builder, hits []*hit, context bool) {
 		}
 		for _, c := range h.before {
 			if c.line > printed {
-				fmt.Fprintf(b, "%s-%d-%s\n", h.path, c.line, c.text)
+				writeLine(b, h.path, '-', c.line, c.text)
 				printed = c.line
 			}
 		}
 		if h.line > printed {
-			fmt.Fprintf(b, "%s:%d:%s\n", h.path, h.line, h.text)
+			writeLine(b, h.path, ':', h.line, h.text)
 			printed = h.line
 		}
 		for _, m := range h.more {
 			if m.line > printed {
-				fmt.Fprintf(b, "%s:%d:%s\n", h.path, m.line, m.text)
+				writeLine(b, h.path, ':', m.line, m.text)
 				printed = m.line
 			}
 		}
@@ -178,7 +177,7 @@ func writeHits(b *strings.Builder, hits []*hit, context bool) {
 				break
 			}
 			if c.line > printed {
-				fmt.Fprintf(b, "%s-%d-%s\n", h.path, c.line, c.text)
+				writeLine(b, h.path, '-', c.line, c.text)
 				printed = c.line
 			}
 		}
@@ -206,4 +205,15 @@ func skippedLine(k SkipDetails) string {
 		return ""
 	}
 	return "[not searched: " + strings.Join(parts, ", ") + "]"
+}
+
+// writeLine writes "path:12:text" (sep ':') or "path-12-text" (sep '-').
+func writeLine(b *strings.Builder, path string, sep byte, line int64, text string) {
+	var num [24]byte
+	b.WriteString(path)
+	b.WriteByte(sep)
+	b.Write(strconv.AppendInt(num[:0], line, 10))
+	b.WriteByte(sep)
+	b.WriteString(text)
+	b.WriteByte('\n')
 }
