@@ -380,3 +380,96 @@ func TestKeptFirstN(t *testing.T) {
 		}
 	}
 }
+
+// TestChunks: a file searched a piece of whole lines at a time gives what
+// it gives searched whole, wherever the pieces end: matches across a
+// piece's end, lines longer than a piece, a NUL in a later piece (binary,
+// though it matched before), a UTF-8 byte-order mark, max_count, and each
+// output mode. Pieces of a few bytes put an end in every line.
+func TestChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	dir := t.TempDir()
+	parts := []string{"a", "b", "c", "ab", "abc", " ", "\t", "é", "\n", "\n", "\n", "xyzzy"}
+	for i := range 40 {
+		var b strings.Builder
+		if i%7 == 0 {
+			b.WriteString("\uFEFF")
+		}
+		for range 3000 + rng.IntN(9000) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		if i%5 == 0 {
+			b.WriteString(strings.Repeat("abc", rng.IntN(200)) + "\n") // a long line
+		}
+		if i%9 == 0 {
+			b.WriteString("ab\x00ab\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func(c, r int) { chunk, firstRead = c, r }(chunk, firstRead)
+	for _, p := range []string{"ab", "a.c", "^b", "c$", "(?i)AB", "b+c", "xyzzy", "é"} {
+		for _, mode := range []string{"lines", "count", "files"} {
+			for _, most := range []*int{nil, ptr(1), ptr(3)} {
+				a := Args{Pattern: p, Output: &mode, MaxCount: most, Limit: ptr(100000)}
+				chunk, firstRead = 1<<20, 64<<10
+				want := run(t, dir, a).Text
+				for _, c := range []int{1, 7, 300} {
+					chunk, firstRead = c, c
+					if got := run(t, dir, a).Text; got != want {
+						t.Fatalf("%q %s max %v, pieces of %d bytes:\n%s\nwhole:\n%s", p, mode, most, c, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBinaryRead: a file is read up to its first NUL, as ripgrep reads it,
+// and is binary with one, wherever it is: counted, not shown, when what
+// comes before it matches; text in UTF-16 with its byte-order mark is read
+// whole, its NULs its characters'.
+func TestBinaryRead(t *testing.T) {
+	dir := t.TempDir()
+	late := []byte(strings.Repeat("line\n", 120<<10)) // 600 KiB: past the first read and a piece
+	late[500<<10] = 0
+	wide := []byte{0xFF, 0xFE}
+	for _, r := range "a line\n" {
+		wide = append(wide, byte(r), 0)
+	}
+	for name, content := range map[string][]byte{"early": append([]byte("line\x00"), late...), "late": late, "wide": wide, "text": []byte("a line\n")} {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := run(t, dir, Args{Pattern: "line", Limit: ptr(10)})
+	d := o.Details.(Details)
+	if d.Skipped.Binary != 2 || d.Files != 2 || !strings.Contains(o.Text, "text:1:a line") || !strings.Contains(o.Text, "wide:1:a line") {
+		t.Fatalf("%d binary, %d files:\n%s", d.Skipped.Binary, d.Files, o.Text)
+	}
+}
+
+// FuzzChunks: any file's content gives the same search read a piece at a
+// time as read whole.
+func FuzzChunks(f *testing.F) {
+	f.Add([]byte("ab\nc ab\n\nabab"), uint8(3))
+	f.Add([]byte("\uFEFFab\x00ab\n"), uint8(1))
+	f.Add([]byte("\xff\xfea\x00b\x00\n\x00"), uint8(2))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, content []byte, size uint8) {
+		if err := os.WriteFile(filepath.Join(dir, "f"), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer func(c, r int) { chunk, firstRead = c, r }(chunk, firstRead)
+		for _, p := range []string{"ab", "^a", "b$", "a.*b"} {
+			a := Args{Pattern: p, Limit: ptr(100000)}
+			chunk, firstRead = 1<<20, 64<<10
+			want := run(t, dir, a).Text
+			chunk, firstRead = int(size)+1, int(size)+1
+			if got := run(t, dir, a).Text; got != want {
+				t.Fatalf("%q in %q, pieces of %d bytes:\n%s\nwhole:\n%s", p, content, chunk, got, want)
+			}
+		}
+	})
+}

@@ -34,7 +34,6 @@ import (
 
 	"toolkit/internal/ignore"
 	"toolkit/internal/root"
-	"toolkit/internal/text"
 )
 
 // Options say what the walk leaves out.
@@ -72,86 +71,85 @@ const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLO
 
 // ReadFile reads the entry whole into buf, grown as needed, and returns
 // what it read: a regular file of at most most bytes, else ErrNotRegular or
-// ErrTooLarge. An entry swapped for a FIFO or device since its directory
-// was read is refused by fstat, never read. It is read with plain system
-// calls: a file read once and closed has no use for Go's poller.
+// ErrTooLarge (from Open, or when it grew past most as it was read).
 func (e Entry) ReadFile(buf []byte, most int64) ([]byte, error) {
-	buf, _, err := e.read(buf, most, false)
-	return buf, err
-}
-
-// ReadText is ReadFile that stops at the file's first NUL byte, as
-// ripgrep stops reading a binary file: what it read before the NUL, and
-// binary. A file that begins with a UTF-16 or UTF-32 byte-order mark
-// (read's rule) is read whole. The first read takes at most firstRead
-// bytes, so that a large binary file costs that and no more.
-func (e Entry) ReadText(buf []byte, most int64) ([]byte, bool, error) {
-	return e.read(buf, most, true)
-}
-
-// firstRead is what ReadText reads of a file before it looks for a NUL:
-// ripgrep's buffer.
-const firstRead = 64 << 10
-
-func (e Entry) read(buf []byte, most int64, toNUL bool) ([]byte, bool, error) {
-	fd, err := unix.Openat(e.dir, e.Name, openFlags, 0)
+	f, err := e.Open(most)
 	if err != nil {
-		return buf, false, err
+		return buf, err
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return buf, false, err
-	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return buf, false, ErrNotRegular
-	case st.Size > most:
-		return buf, false, ErrTooLarge
-	}
+	defer f.Close()
 	buf = buf[:0]
-	if int64(cap(buf)) < st.Size+1 {
+	if int64(cap(buf)) < f.Size+1 {
 		// Grown by doubling, so that a walk over files of every size
 		// allocates (and faults in) its buffer a few times, not once for
 		// each larger file.
-		buf = make([]byte, 0, max(st.Size+4096, 2*int64(cap(buf)), minBuffer))
+		buf = make([]byte, 0, max(f.Size+4096, 2*int64(cap(buf)), minBuffer))
 	}
-	checked := 0 // bytes looked at for a NUL
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) > most {
-				return buf, false, ErrTooLarge // it grew as it was read
+				return buf, ErrTooLarge // it grew as it was read
 			}
 			buf = slices.Grow(buf, 64<<10)
 		}
 		want := cap(buf) - len(buf)
-		if toNUL && len(buf) == 0 {
-			want = min(want, firstRead)
-		}
-		n, err := unix.Read(fd, buf[len(buf):len(buf)+want])
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
 		if err != nil {
-			return buf, false, err
+			return buf, err
 		}
 		buf = buf[:len(buf)+n]
-		if toNUL && checked == 0 && text.WideBOM(buf) {
-			toNUL = false // UTF-16 or UTF-32: NULs are its characters'
-		}
-		if toNUL {
-			if i := bytes.IndexByte(buf[checked:], 0); i >= 0 {
-				return buf[:checked+i], true, nil
-			}
-			checked = len(buf)
-		}
 		// A regular file reads short only at its end: no read of nothing
 		// to learn it.
 		if n < want {
-			return buf, false, nil
+			return buf, nil
 		}
 	}
 }
+
+// File is an entry open to be read with plain system calls: a file read
+// once and closed has no use for Go's poller.
+type File struct {
+	fd   int
+	Size int64 // its size when it was opened
+}
+
+// Open opens the entry if it is a regular file of at most most bytes, else
+// says ErrNotRegular or ErrTooLarge: an entry swapped for a FIFO or device
+// since its directory was read is refused by fstat, never read.
+func (e Entry) Open(most int64) (File, error) {
+	fd, err := unix.Openat(e.dir, e.Name, openFlags, 0)
+	if err != nil {
+		return File{fd: -1}, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return File{fd: -1}, err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		unix.Close(fd)
+		return File{fd: -1}, ErrNotRegular
+	case st.Size > most:
+		unix.Close(fd)
+		return File{fd: -1}, ErrTooLarge
+	}
+	return File{fd: fd, Size: st.Size}, nil
+}
+
+// Read reads into p, again where a signal cut it short. A regular file
+// reads short only at its end.
+func (f File) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(f.fd, p)
+		if err != unix.EINTR {
+			return max(n, 0), err
+		}
+	}
+}
+
+// Close closes the file.
+func (f File) Close() { unix.Close(f.fd) }
 
 // minBuffer is the least a read buffer is made: most source files fit.
 const minBuffer = 64 << 10

@@ -1,7 +1,6 @@
 package walk
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -422,49 +421,6 @@ func TestRepoRules(t *testing.T) {
 	write("wt/new.txt", "")
 	if got := files(t, wt, Options{}); !slices.Equal(got, []string{"kept.txt", "new.txt"}) {
 		t.Errorf("in a worktree: %q", got)
-	}
-}
-
-// TestReadText: a file is read up to its first NUL, as ripgrep reads it;
-// a large one with an early NUL costs one first read; UTF-16 text is read
-// whole, its NULs its characters'.
-func TestReadText(t *testing.T) {
-	dir := t.TempDir()
-	big := make([]byte, 1<<20)
-	for i := range big {
-		big[i] = 'a'
-	}
-	big[10] = 0
-	late := bytes.Repeat([]byte("line\n"), 40<<10)
-	late[150<<10] = 0
-	wide := append([]byte{0xFF, 0xFE}, []byte("h\x00i\x00")...)
-	for name, tc := range map[string]struct {
-		content []byte
-		n       int
-		binary  bool
-	}{
-		"early NUL":  {big, 10, true},
-		"late NUL":   {late, 150 << 10, true},
-		"text":       {[]byte("plain\n"), 6, false},
-		"UTF-16 BOM": {wide, 6, false},
-	} {
-		if err := os.WriteFile(filepath.Join(dir, "f"), tc.content, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := os.OpenRoot(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, done, err := One(r, "f")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, binary, err := e.ReadText(nil, 64<<20)
-		done()
-		r.Close()
-		if err != nil || len(got) != tc.n || binary != tc.binary {
-			t.Errorf("%s: %d bytes, binary %v, %v; want %d, %v", name, len(got), binary, err, tc.n, tc.binary)
-		}
 	}
 }
 
