@@ -60,6 +60,7 @@ func Room(limit int) int { return min(limit/4, 12<<10) }
 
 // New returns a Cutter that keeps texts of up to limit bytes whole.
 func New(limit int) *Cutter {
+	tables.Do(fillTables)
 	if limit < 4*utf8.UTFMax {
 		limit = 4 * utf8.UTFMax
 	}

@@ -1,5 +1,7 @@
 package cut
 
+import "sync"
+
 // The words that make a line look like a failure, in lower case.
 var words = []string{"error", "fail", "fatal", "panic", "exception", "traceback"}
 
@@ -27,7 +29,12 @@ var pairs [1 << 16]bool
 // minWord is the length of the shortest word.
 const minWord = 4
 
-func init() {
+// tables fills masks, first, final and pairs once, when the first Cutter
+// is made: not at the start of every toolkit process, most of which never
+// cut an output (the pairs' 64 KiB cost six page faults a start).
+var tables sync.Once
+
+func fillTables() {
 	bit := 0
 	for _, w := range words {
 		if len(w) < minWord || len(w) > maxWord {

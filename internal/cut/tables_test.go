@@ -1,0 +1,4 @@
+package cut
+
+// The tests call hasFailure without a Cutter.
+func init() { tables.Do(fillTables) }
