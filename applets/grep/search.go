@@ -304,13 +304,3 @@ func (f *finder) eachSpan(buf []byte, from int, fn func(ls, le, ms, me int) bool
 		pos = le + 1
 	}
 }
-
-// first is where buf's first matching line starts, or -1.
-func (f *finder) first(buf []byte) int {
-	at := -1
-	f.each(buf, 0, func(ls, _, _, _ int) bool {
-		at = ls
-		return false
-	})
-	return at
-}
