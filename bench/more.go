@@ -73,6 +73,39 @@ func moreCases(e *benchEnv) []comparison {
 		c.runs, c.setup = 3, makeBig
 		out = append(out, c)
 	}
+	// The floor: the same searches by bench/floor/grep, a Go program using
+	// the standard library alone, written for speed and nothing else (no
+	// ignore files, sorting, limit or binary test but a NUL; its literal
+	// given). Where toolkit is no slower than it, what is left of the gap
+	// to ripgrep is Go's and the machine's.
+	floor := e.path("floor-grep")
+	buildFloor := func() error {
+		if err := warm(); err != nil {
+			return err
+		}
+		cmd := exec.Command("go", "build", "-trimpath", "-o", floor, "./bench/floor/grep")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	}
+	for _, p := range []struct {
+		pattern string
+		floor   []string
+	}{
+		{`TODO|FIXME`, []string{"TODO", "FIXME"}},
+		{`errors\.New\("[a-z]`, []string{"-re", `errors\.New\("[a-z]`, `errors.New("`}},
+		{`func \w+Handler`, []string{"-re", `func \w+Handler`, "Handler"}},
+		{`func.main`, []string{"-re", `func.main`, "main"}},
+	} {
+		out = append(out, comparison{
+			group: "grep-rg", name: p.pattern + ", every match, against the floor (bench/floor/grep), Go's source tree",
+			base: append(append([]string{floor}, p.floor...), src),
+			tool: []string{tk, "grep", "--no-ignore", "--limit", "1000000", p.pattern, src},
+			runs: e.runs, target: "report the ratio", setup: buildFloor,
+		})
+	}
 	out = append(out, comparison{
 		group: "grep-rg", name: "fatal.error (ignore case), every match, against GNU grep -rniI",
 		base: []string{"grep", "-rniI", `fatal.error`, src}, tool: []string{tk, "grep", "--no-ignore", "--ignore-case", "--limit", "1000000", `fatal.error`, src},

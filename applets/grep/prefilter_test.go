@@ -279,3 +279,46 @@ func BenchmarkPrefilter(b *testing.B) {
 		})
 	}
 }
+
+// TestDriverMoves: where the set the byte table picks ("func") is on most
+// lines of a tree and the other ("main") on few, the search moves to the
+// other; the lines found are those the expression finds, before and after
+// the move, and a set found wanting is not gone back to.
+func TestDriverMoves(t *testing.T) {
+	f, err := newFinder("func.main", false, false, false)
+	if err != nil || len(f.sets) != 2 {
+		t.Fatalf("%v, %d sets", err, len(f.sets))
+	}
+	re := regexp.MustCompile("func.main")
+	var text strings.Builder
+	for i := range 5000 {
+		switch {
+		case i%97 == 0:
+			text.WriteString("func main() {}\n")
+		case i%89 == 0:
+			text.WriteString("mainly no func here\n")
+		default:
+			fmt.Fprintf(&text, "func f%d() {}\n", i)
+		}
+	}
+	piece := []byte(text.String())
+	var want []string
+	for line := range strings.SplitSeq(strings.TrimSuffix(text.String(), "\n"), "\n") {
+		if re.MatchString(line) {
+			want = append(want, line)
+		}
+	}
+	for round := range 5 {
+		var got []string
+		f.each(piece, 0, func(ls, le, _, _ int) bool {
+			got = append(got, string(piece[ls:le]))
+			return true
+		})
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d, driver %d: %d lines, want %d", round, f.driver.Load(), len(got), len(want))
+		}
+	}
+	if d := f.driver.Load(); d != 1 {
+		t.Fatalf("the driver is set %d, not main's", d)
+	}
+}

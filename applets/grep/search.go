@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -22,7 +23,29 @@ type finder struct {
 	plain bool
 	// multi says a match may span lines (re is then run on the whole text).
 	multi bool
+
+	// Where a match must hold several class strings (need and also, in
+	// sets), the lines are found by one set (the driver), the others
+	// checked on each. The byte table picks need, but a tree may be full
+	// of what is rare elsewhere ("func" in Go): when the driver's lines
+	// mostly lack the others, the next set drives. stats count, for each
+	// set, its lines while it drove and those that held the others, for
+	// the whole search (its goroutines add theirs after each text).
+	sets   [][]scanner
+	driver atomic.Int32
+	stats  []driveStats
 }
+
+// driveStats are a set's lines while it drove, and those that held the
+// other sets.
+type driveStats struct{ tried, passed atomic.Int64 }
+
+// A driver is given up when, after at least triedEnough of its lines,
+// fewer than one in passedOneIn held the other sets.
+const (
+	triedEnough = 1024
+	passedOneIn = 16
+)
 
 // newFinder compiles a pattern. fixed takes it as a literal; so is a
 // pattern with no metacharacter. A regular expression is made to match
@@ -78,6 +101,10 @@ func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, erro
 		} else {
 			f.also = append(f.also, ss)
 		}
+	}
+	if len(f.also) > 0 {
+		f.sets = append([][]scanner{f.need}, f.also...)
+		f.stats = make([]driveStats, len(f.sets))
 	}
 	return f, nil
 }
@@ -211,16 +238,23 @@ func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 	for i := range caches {
 		caches[i] = newCache()
 	}
+	drive, d := f.need, 0
+	var tried, passed int64
+	if f.sets != nil {
+		d = int(f.driver.Load())
+		drive = f.sets[d]
+		defer func() { f.learn(d, tried, passed) }()
+	}
 	pos := from
 	// A line ends at its \n; after a last \n there is no line, and an
 	// empty text has none.
 	for pos < len(buf) {
 		at, which := -1, 0
-		if f.need != nil {
-			// The first of need's class strings found; at a tie, the first
-			// of them.
-			for i := range f.need {
-				if j := f.need[i].find(buf, pos, &caches[i]); j >= 0 && (at < 0 || j < at) {
+		if drive != nil {
+			// The first of the driver's class strings found; at a tie,
+			// the first of them.
+			for i := range drive {
+				if j := drive[i].find(buf, pos, &caches[i]); j >= 0 && (at < 0 || j < at) {
 					at, which = j, i
 				}
 			}
@@ -249,7 +283,9 @@ func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 			// The line on its own: a match must not run into the next one.
 			line := buf[ls:le]
 			var loc []int
-			if f.holdsAlso(line) {
+			tried++
+			if f.holdsOthers(line, d) {
+				passed++
 				loc = f.re.FindIndex(line)
 			}
 			if loc == nil {
@@ -268,14 +304,44 @@ func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 	}
 }
 
-// holdsAlso says whether a line holds one of each of also's class strings.
-func (f *finder) holdsAlso(line []byte) bool {
-	for _, ss := range f.also {
-		if !holds(ss, line) {
+// holdsOthers says whether a line holds one of each set's class strings
+// but the driver's, d (which found it); with no sets, one of each of
+// also's.
+func (f *finder) holdsOthers(line []byte, d int) bool {
+	if f.sets == nil {
+		for _, ss := range f.also {
+			if !holds(ss, line) {
+				return false
+			}
+		}
+		return true
+	}
+	for i, ss := range f.sets {
+		if i != d && !holds(ss, line) {
 			return false
 		}
 	}
 	return true
+}
+
+// learn adds one text's counts of the driver d's lines; when they mostly
+// lacked the others, the next set not yet found wanting drives (if every
+// one was, d stays).
+func (f *finder) learn(d int, tried, passed int64) {
+	if tried == 0 {
+		return
+	}
+	st := &f.stats[d]
+	if t, p := st.tried.Add(tried), st.passed.Add(passed); t < triedEnough || p*passedOneIn >= t {
+		return
+	}
+	for i := 1; i < len(f.sets); i++ {
+		n := (d + i) % len(f.sets)
+		if t, p := f.stats[n].tried.Load(), f.stats[n].passed.Load(); t < triedEnough || p*passedOneIn >= t {
+			f.driver.CompareAndSwap(int32(d), int32(n))
+			return
+		}
+	}
 }
 
 // eachSpan is each for a multi finder: ls and le are the start of a
