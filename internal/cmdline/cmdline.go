@@ -223,7 +223,7 @@ func (ap Applet[A]) Command() *cli.Command {
 		Usage:           ap.Usage,
 		UsageText:       text,
 		Description:     EnvHelp,
-		Flags:           append(flags, ap.Flags...),
+		Flags:           namedOnce(append(flags, ap.Flags...)),
 		HideHelpCommand: true,
 		OnUsageError:    UsageError(ap.Synopsis),
 		Action: func(c *cli.Context) error {

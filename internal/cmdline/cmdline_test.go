@@ -106,3 +106,28 @@ func TestAround(t *testing.T) {
 		t.Errorf("a refusal ran %q: %+v", order, o)
 	}
 }
+
+// TestNamesWorkedOutOnce: a command's flags give their names without
+// working them out again (urfave/cli's FlagNames runs a regexp replace
+// each time, for each flag, for each flag it checks), and are otherwise
+// the flags they were: the same names, usage and kind.
+func TestNamesWorkedOutOnce(t *testing.T) {
+	type args struct {
+		Path  string `json:"path"`
+		Count *int   `json:"count,omitempty"`
+		All   bool   `json:"all,omitempty"`
+	}
+	cmd := Applet[args]{Name: "t"}.Command()
+	for _, f := range cmd.Flags {
+		base := kind(f)
+		if !slices.Equal(f.Names(), base.Names()) {
+			t.Errorf("%T: names %q, want %q", base, f.Names(), base.Names())
+		}
+		if d, ok := f.(cli.DocGenerationFlag); !ok || d.GetUsage() != base.(cli.DocGenerationFlag).GetUsage() {
+			t.Errorf("%T: usage lost", base)
+		}
+		if n := testing.AllocsPerRun(10, func() { f.Names() }); n > 0 {
+			t.Errorf("%T %q: %.0f allocations for its names", base, f.Names(), n)
+		}
+	}
+}

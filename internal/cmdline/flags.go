@@ -214,7 +214,7 @@ func readFile(name string) ([]byte, error) {
 func FlagsFirst(cmd *cli.Command, args []string) []string {
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
-		_, isBool := f.(*cli.BoolFlag)
+		_, isBool := kind(f).(*cli.BoolFlag)
 		for _, n := range f.Names() {
 			takesValue[n] = !isBool
 		}
@@ -268,8 +268,8 @@ func TextsOf(c *cli.Context, name string) []string {
 func JoinSwitches(cmd *cli.Command, args []string) []string {
 	takesValue, words := map[string]bool{}, map[string][]string{}
 	for _, f := range cmd.Flags {
-		_, isBool := f.(*cli.BoolFlag)
-		if g, ok := f.(*cli.GenericFlag); ok {
+		_, isBool := kind(f).(*cli.BoolFlag)
+		if g, ok := kind(f).(*cli.GenericFlag); ok {
 			if sv, ok := g.Value.(*switchValue); ok {
 				isBool = true
 				for _, n := range f.Names() {
@@ -297,4 +297,86 @@ func JoinSwitches(cmd *cli.Command, args []string) []string {
 		}
 	}
 	return out
+}
+
+// namedOnce gives each flag its names worked out once. urfave/cli works a
+// flag's names out (a regexp replace each) whenever it asks for them, and
+// before an applet runs it asks for every flag's names for each flag of
+// the command (runFlagActions, IsSet): for shell's 39 flags, about 1,500
+// regexp replaces a call. A flag of a kind not listed here is kept as it is.
+func namedOnce(flags []cli.Flag) []cli.Flag {
+	out := make([]cli.Flag, len(flags))
+	for i, f := range flags {
+		names := f.Names()
+		switch f := f.(type) {
+		case *cli.BoolFlag:
+			out[i] = &boolFlag{f, names}
+		case *cli.StringFlag:
+			out[i] = &stringFlag{f, names}
+		case *cli.IntFlag:
+			out[i] = &intFlag{f, names}
+		case *cli.DurationFlag:
+			out[i] = &durationFlag{f, names}
+		case *cli.GenericFlag:
+			out[i] = &genericFlag{f, names}
+		case *cli.StringSliceFlag:
+			out[i] = &stringSliceFlag{f, names}
+		default:
+			out[i] = f
+		}
+	}
+	return out
+}
+
+type (
+	boolFlag struct {
+		*cli.BoolFlag
+		names []string
+	}
+	stringFlag struct {
+		*cli.StringFlag
+		names []string
+	}
+	intFlag struct {
+		*cli.IntFlag
+		names []string
+	}
+	durationFlag struct {
+		*cli.DurationFlag
+		names []string
+	}
+	genericFlag struct {
+		*cli.GenericFlag
+		names []string
+	}
+	stringSliceFlag struct {
+		*cli.StringSliceFlag
+		names []string
+	}
+)
+
+func (f *boolFlag) Names() []string        { return f.names }
+func (f *stringFlag) Names() []string      { return f.names }
+func (f *intFlag) Names() []string         { return f.names }
+func (f *durationFlag) Names() []string    { return f.names }
+func (f *genericFlag) Names() []string     { return f.names }
+func (f *stringSliceFlag) Names() []string { return f.names }
+
+// kind is the flag namedOnce was given.
+func kind(f cli.Flag) cli.Flag {
+	switch f := f.(type) {
+	case *boolFlag:
+		return f.BoolFlag
+	case *stringFlag:
+		return f.StringFlag
+	case *intFlag:
+		return f.IntFlag
+	case *durationFlag:
+		return f.DurationFlag
+	case *genericFlag:
+		return f.GenericFlag
+	case *stringSliceFlag:
+		return f.StringSliceFlag
+	}
+	return f
 }
