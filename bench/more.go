@@ -149,6 +149,11 @@ func moreCases(e *benchEnv) []comparison {
 			base: starts(deps, "sh"), tool: starts(tk, "shell", "true"),
 			runs: e.runs, target: "≤ 1.3×", limit: 1.3, setup: build(loop, "./bench/startup/loop", deps, "./bench/startup/deps"),
 		},
+		comparison{
+			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps running sh -c true as a child (os/exec: start, wait), as toolkit must to say how it ended",
+			base: starts(deps, "run"), tool: starts(tk, "shell", "true"),
+			runs: e.runs, target: "report the ratio", setup: build(loop, "./bench/startup/loop", deps, "./bench/startup/deps"),
+		},
 	)
 
 	// History on a copy of Go's source tree made a git repository.

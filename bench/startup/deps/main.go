@@ -1,5 +1,6 @@
 // Command deps prints a line, or with the argument sh execs sh -c true,
-// as hello and shtrue do, linking every package outside the standard
+// as hello and shtrue do, or with run runs sh -c true as a child and waits
+// for it (os/exec), linking every package outside the standard
 // library that toolkit's own packages import (deps_test.go keeps the list
 // whole): the floor of toolkit's start that its dependencies set, which
 // toolkit --version and toolkit shell true are measured against.
@@ -7,6 +8,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"syscall"
 
 	_ "github.com/bmatcuk/doublestar/v4"
@@ -27,6 +29,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "run" {
+		if err := exec.Command("/bin/sh", "-c", "true").Run(); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "sh" {
 		err := syscall.Exec("/bin/sh", []string{"sh", "-c", "true"}, os.Environ())
 		os.Stderr.WriteString(err.Error() + "\n")
