@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -119,7 +120,10 @@ func (s *spill) trimBehind() {
 	s.trimming = done
 	lifetime, path := s.lifetime, s.path
 	go func() {
-		_, room := jobs.TrimSpills(lifetime, path)
+		kept, room := jobs.TrimSpills(lifetime, path)
+		if kept.Files <= 1 {
+			room = math.MaxInt64 // none older is left to go: no more trims
+		}
 		done <- room
 	}()
 }
