@@ -302,8 +302,9 @@ func JoinSwitches(cmd *cli.Command, args []string) []string {
 // namedOnce gives each flag its names worked out once. urfave/cli works a
 // flag's names out (a regexp replace each) whenever it asks for them, and
 // before an applet runs it asks for every flag's names for each flag of
-// the command (runFlagActions, IsSet): for shell's 39 flags, about 1,500
-// regexp replaces a call. A flag of a kind not listed here is kept as it is.
+// the command (runFlagActions, IsSet): a toolkit shell true called its
+// FlagNames 1,157 times, 111 with this (counted with perf probe). A flag
+// of a kind not listed here is kept as it is.
 func namedOnce(flags []cli.Flag) []cli.Flag {
 	out := make([]cli.Flag, len(flags))
 	for i, f := range flags {
