@@ -15,10 +15,7 @@
 package walk
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
-	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -56,103 +53,8 @@ type Entry struct {
 	dir int
 }
 
-// Errors of ReadFile.
-var (
-	ErrNotRegular = errors.New("not a regular file")
-	ErrTooLarge   = errors.New("too large")
-)
-
-// openFlags open a name of a directory: never through a link, never
-// waiting (a FIFO), never taking a terminal.
-const openFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC
-
 // dirFlags open a directory, and nothing else.
 const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-
-// ReadFile reads the entry whole into buf, grown as needed, and returns
-// what it read: a regular file of at most most bytes, else ErrNotRegular or
-// ErrTooLarge (from Open, or when it grew past most as it was read).
-func (e Entry) ReadFile(buf []byte, most int64) ([]byte, error) {
-	f, err := e.Open(most)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	buf = buf[:0]
-	if int64(cap(buf)) < f.Size+1 {
-		// Grown by doubling, so that a walk over files of every size
-		// allocates (and faults in) its buffer a few times, not once for
-		// each larger file.
-		buf = make([]byte, 0, max(f.Size+4096, 2*int64(cap(buf)), minBuffer))
-	}
-	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > most {
-				return buf, ErrTooLarge // it grew as it was read
-			}
-			buf = slices.Grow(buf, 64<<10)
-		}
-		want := cap(buf) - len(buf)
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		if err != nil {
-			return buf, err
-		}
-		buf = buf[:len(buf)+n]
-		// A regular file reads short only at its end: no read of nothing
-		// to learn it.
-		if n < want {
-			return buf, nil
-		}
-	}
-}
-
-// File is an entry open to be read with plain system calls: a file read
-// once and closed has no use for Go's poller.
-type File struct {
-	fd   int
-	Size int64 // its size when it was opened
-}
-
-// Open opens the entry if it is a regular file of at most most bytes, else
-// says ErrNotRegular or ErrTooLarge: an entry swapped for a FIFO or device
-// since its directory was read is refused by fstat, never read.
-func (e Entry) Open(most int64) (File, error) {
-	fd, err := unix.Openat(e.dir, e.Name, openFlags, 0)
-	if err != nil {
-		return File{fd: -1}, err
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return File{fd: -1}, err
-	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		unix.Close(fd)
-		return File{fd: -1}, ErrNotRegular
-	case st.Size > most:
-		unix.Close(fd)
-		return File{fd: -1}, ErrTooLarge
-	}
-	return File{fd: fd, Size: st.Size}, nil
-}
-
-// Read reads into p, again where a signal cut it short. A regular file
-// reads short only at its end.
-func (f File) Read(p []byte) (int, error) {
-	for {
-		n, err := unix.Read(f.fd, p)
-		if err != unix.EINTR {
-			return max(n, 0), err
-		}
-	}
-}
-
-// Close closes the file.
-func (f File) Close() { unix.Close(f.fd) }
-
-// minBuffer is the least a read buffer is made: most source files fit.
-const minBuffer = 64 << 10
 
 // ModTime is when the entry last changed (a link's own time, not its
 // target's).
@@ -397,122 +299,6 @@ func (w *walker) dir(d dirWork, l *lister) {
 			w.push(subs)
 		}
 	}
-}
-
-// dirent is a directory entry as getdents gives it: its name and type.
-type dirent struct {
-	name string
-	typ  fs.FileMode
-}
-
-// lister lists directories for one goroutine of the walk, with buffers it
-// keeps from one directory to the next.
-type lister struct {
-	buf     []byte
-	entries []dirent
-}
-
-// direntHead is the size of struct linux_dirent64 before its name: the
-// inode (8 bytes), the offset (8), the record's length (2), the type (1).
-const direntHead = 19
-
-// list lists the directory fd, in the order getdents gives, with the types
-// it gives (one it does not know is asked with fstatat, as os.ReadDir
-// asks). The entries are good until the next list.
-func (l *lister) list(fd int) ([]dirent, error) {
-	if l.buf == nil {
-		l.buf = make([]byte, 32<<10)
-	}
-	l.entries = l.entries[:0]
-	for {
-		n, err := unix.Getdents(fd, l.buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			if len(l.entries) == 0 {
-				return nil, err
-			}
-			return l.entries, nil
-		}
-		if n <= 0 {
-			return l.entries, nil
-		}
-		l.parse(fd, l.buf[:n])
-	}
-}
-
-// parse adds the entries of b, what getdents put in the buffer, to
-// l.entries: a struct linux_dirent64 after another, each the length it
-// says, its name ended by a NUL. A record shorter than its head, or longer
-// than what is left, ends it.
-func (l *lister) parse(fd int, b []byte) {
-	for len(b) >= direntHead {
-		size := int(binary.NativeEndian.Uint16(b[16:]))
-		if size < direntHead || size > len(b) {
-			return
-		}
-		ino, kind, name := binary.NativeEndian.Uint64(b), b[18], b[direntHead:size]
-		b = b[size:]
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
-		}
-		if ino == 0 || len(name) == 0 || string(name) == "." || string(name) == ".." {
-			continue
-		}
-		typ, known := direntType(kind)
-		if !known {
-			var st unix.Stat_t
-			if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-				continue // gone since it was listed
-			}
-			typ = modeType(st.Mode)
-		}
-		l.entries = append(l.entries, dirent{string(name), typ})
-	}
-}
-
-// direntType is the type getdents says, as fs.FileMode's type bits, if
-// it says one.
-func direntType(kind byte) (fs.FileMode, bool) {
-	switch kind {
-	case unix.DT_REG:
-		return 0, true
-	case unix.DT_DIR:
-		return fs.ModeDir, true
-	case unix.DT_LNK:
-		return fs.ModeSymlink, true
-	case unix.DT_FIFO:
-		return fs.ModeNamedPipe, true
-	case unix.DT_SOCK:
-		return fs.ModeSocket, true
-	case unix.DT_CHR:
-		return fs.ModeDevice | fs.ModeCharDevice, true
-	case unix.DT_BLK:
-		return fs.ModeDevice, true
-	}
-	return 0, false
-}
-
-// modeType is a stat's file type as fs.FileMode's type bits.
-func modeType(mode uint32) fs.FileMode {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		return 0
-	case unix.S_IFDIR:
-		return fs.ModeDir
-	case unix.S_IFLNK:
-		return fs.ModeSymlink
-	case unix.S_IFIFO:
-		return fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		return fs.ModeSocket
-	case unix.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		return fs.ModeDevice
-	}
-	return fs.ModeIrregular
 }
 
 // dupFD is a descriptor of its own for the open directory f.
