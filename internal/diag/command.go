@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,11 +54,7 @@ func goSyntax(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 	// "<standard input>:5:1: expected operand, found '}'"; the formatted
 	// text instead, where there is none.
 	var ds []outcome.Diagnostic
-	for l := range strings.Lines(string(out)) {
-		m := gofmtError().FindStringSubmatch(strings.TrimRight(l, "\n"))
-		if m == nil {
-			continue
-		}
+	for m := range lineMatches(out, gofmtError()) {
 		line, _ := strconv.Atoi(m[1])
 		col, _ := strconv.Atoi(m[2])
 		ds = append(ds, outcome.Diagnostic{Path: f.rel, Line: line, Col: col, Severity: Error, Message: m[3], Source: "gofmt"})
@@ -79,9 +76,8 @@ func shellSyntax(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 	// and then the line itself ("/dev/stdin: line 3: `fi fi'"); dash:
 	// "/dev/stdin: 3: Syntax error: "fi" unexpected".
 	var ds []outcome.Diagnostic
-	for l := range strings.Lines(string(out)) {
-		m := shellError().FindStringSubmatch(strings.TrimRight(l, "\n"))
-		if m == nil || strings.HasPrefix(m[2], "`") {
+	for m := range lineMatches(out, shellError()) {
+		if strings.HasPrefix(m[2], "`") {
 			continue
 		}
 		n, _ := strconv.Atoi(m[1])
@@ -214,11 +210,7 @@ func tscCheck(ctx context.Context, f file) ([]outcome.Diagnostic, error) {
 	// "src/a.ts(2,10): error TS2304: Cannot find name 'x'.", the path
 	// from root (or as given).
 	var ds []outcome.Diagnostic
-	for l := range strings.Lines(string(out)) {
-		m := tscError().FindStringSubmatch(strings.TrimRight(l, "\n"))
-		if m == nil {
-			continue
-		}
+	for m := range lineMatches(out, tscError()) {
 		path := m[1]
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(root, path)
@@ -273,6 +265,19 @@ func once(ctx context.Context, key string, do func() ([]byte, error)) ([]byte, e
 	rs.mu.Unlock()
 	r.once.Do(func() { r.out, r.err = do() })
 	return r.out, r.err
+}
+
+// lineMatches are re's submatches of each line of a program's output that
+// it matches, the line end left out: what the checkers' output parsers
+// read.
+func lineMatches(out []byte, re *regexp.Regexp) iter.Seq[[]string] {
+	return func(yield func([]string) bool) {
+		for l := range strings.Lines(string(out)) {
+			if m := re.FindStringSubmatch(strings.TrimRight(l, "\n")); m != nil && !yield(m) {
+				return
+			}
+		}
+	}
 }
 
 func firstLine(b []byte) string {
