@@ -31,7 +31,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
@@ -87,8 +86,7 @@ func Command(version string) *cli.Command {
 			os.Setenv(keep.OwnerEnv, keep.Owner())
 			s := New(version, Config{Root: r, Settings: c, Exe: exe, KeepJobs: c.Bool("keep-jobs")})
 			sigs := make(chan os.Signal, 4)
-			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-			defer signal.Stop(sigs)
+			defer proc.Listen(sigs)()
 			if err := s.Serve(os.Stdin, os.Stdout, sigs); err != nil {
 				return cmdline.Exit(c, outcome.Failure("%s", err), outcome.TextMode)
 			}

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"reflect"
 	"slices"
 	"strings"
@@ -271,6 +270,7 @@ func RootFlag(usage string) cli.Flag {
 
 // Exit prints o as mode says and ends the command with o's exit status.
 func Exit(c *cli.Context, o outcome.Outcome, mode outcome.Mode) error {
+	proc.Caught() // a closed output is an error, not the end of toolkit
 	applet := ""
 	if c.Command != nil && c.Command.Name != c.App.Name {
 		applet = c.Command.Name
@@ -332,7 +332,7 @@ func SignalContext() (context.Context, func(), <-chan os.Signal) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 4)
 	again := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	listening := proc.Listen(sigs)
 	done := make(chan struct{})
 	go func() {
 		first := true
@@ -353,7 +353,7 @@ func SignalContext() (context.Context, func(), <-chan os.Signal) {
 			}
 		}
 	}()
-	return ctx, func() { signal.Stop(sigs); close(done); cancel(nil) }, again
+	return ctx, func() { listening(); close(done); cancel(nil) }, again
 }
 
 // Signalled is the cause of a call's stop that a signal to toolkit (its

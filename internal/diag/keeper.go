@@ -10,13 +10,11 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"toolkit/internal/diff"
@@ -160,7 +158,7 @@ func RunKeeper(arg string) int {
 	go serve(ln, srv, &one, asked)
 
 	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer proc.Listen(stop)()
 	idle := time.NewTimer(k.Idle)
 	var owned, fence <-chan time.Time
 	if k.Owner != "" {

@@ -181,7 +181,8 @@ func (k *keeper) run() {
 	}
 
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, StopSignal, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(sigs, StopSignal)
+	defer proc.Listen(sigs)()
 
 	stop := func(why *proc.Cause) {
 		if !sv.Stopping() {

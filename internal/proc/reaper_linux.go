@@ -177,7 +177,8 @@ func children() []int {
 // Harden readies this process for the hosts that start it: descriptors it
 // was given above stderr are closed on exec (a host's pipe must not reach the
 // command, or a drain that outlives the call); a write to an output that was
-// closed returns an error (EPIPE) instead of killing toolkit with SIGPIPE;
+// closed returns an error (EPIPE) instead of killing toolkit with SIGPIPE
+// (from when Caught returns: the catching goes on beside the start);
 // and, as any user but root, the process is not dumpable, so that a command
 // cannot open toolkit's own descriptors through /proc/PPID/fd (its stdout,
 // to forge an answer). Root may still: it passes every check of /proc.
@@ -200,7 +201,13 @@ func Harden() {
 			unix.CloseOnExec(fd)
 		}
 	}
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// Catching SIGPIPE and the stop signals, and the reaper's SIGCHLD,
+	// begins beside the rest of the start: Listen, Caught and Start wait
+	// for it.
+	go func() {
+		catch()
+		startReaper()
+	}()
 	if os.Geteuid() != 0 {
 		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}

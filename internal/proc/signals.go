@@ -1,0 +1,83 @@
+package proc
+
+import (
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+)
+
+// StopSignals are the signals that stop a call or a server: SIGTERM, SIGINT
+// and SIGHUP.
+var StopSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
+
+// The catcher: one process-wide handler of SIGPIPE and the stop signals,
+// which hands each stop signal to whoever listens. Each signal that Go
+// starts or stops catching is a round trip to the runtime's signal thread
+// (30-200 µs apiece on a loaded machine, four to start and three to stop a
+// call), so it is done once, early and beside the call's own start
+// (Harden), and a call's listening is a lock, not a signal.Notify.
+var catcher struct {
+	once      sync.Once
+	mu        sync.Mutex
+	listeners []chan<- os.Signal
+}
+
+// catch starts catching, once; a caller that comes while another starts
+// it waits until it is in place.
+func catch() {
+	catcher.once.Do(func() {
+		// Caught, SIGPIPE never ends toolkit: a write to a closed output
+		// is an error (EPIPE) instead.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, StopSignals...)
+		go forward(ch)
+	})
+}
+
+// forward hands each stop signal to the listeners, and where there are
+// none does what the signal would have done uncaught.
+func forward(ch <-chan os.Signal) {
+	for s := range ch {
+		catcher.mu.Lock()
+		to := slices.Clone(catcher.listeners)
+		catcher.mu.Unlock()
+		if len(to) == 0 {
+			// Its own disposition back (ended by it, or ignored where
+			// toolkit was started with it ignored), and sent again.
+			signal.Reset(s)
+			_ = syscall.Kill(os.Getpid(), s.(syscall.Signal))
+			continue
+		}
+		for _, l := range to {
+			select {
+			case l <- s:
+			default: // one already waits there
+			}
+		}
+	}
+}
+
+// Listen hands SIGTERM, SIGINT and SIGHUP to ch (as signal.Notify would,
+// never blocking on it) until the function it returns is called. A stop
+// signal that comes while nothing listens ends toolkit, as it would have
+// uncaught.
+func Listen(ch chan<- os.Signal) (stop func()) {
+	catch()
+	catcher.mu.Lock()
+	catcher.listeners = append(catcher.listeners, ch)
+	catcher.mu.Unlock()
+	return func() {
+		catcher.mu.Lock()
+		defer catcher.mu.Unlock()
+		if i := slices.Index(catcher.listeners, ch); i >= 0 {
+			catcher.listeners = slices.Delete(catcher.listeners, i, i+1)
+		}
+	}
+}
+
+// Caught waits until SIGPIPE is caught (Harden began catching it): before
+// a write that must not end toolkit.
+func Caught() { catch() }
