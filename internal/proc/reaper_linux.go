@@ -84,6 +84,7 @@ func Apart(cmd *exec.Cmd) {
 // Start starts cmd as a child whose status os/exec will collect, and makes
 // sure the reaper leaves it alone until Done is called.
 func Start(cmd *exec.Cmd) error {
+	Caught()
 	startReaper()
 	reaper.Lock()
 	defer reaper.Unlock()
@@ -178,7 +179,8 @@ func children() []int {
 // was given above stderr are closed on exec (a host's pipe must not reach the
 // command, or a drain that outlives the call); a write to an output that was
 // closed returns an error (EPIPE) instead of killing toolkit with SIGPIPE
-// (from when Caught returns: the catching goes on beside the start);
+// (from when Caught returns: the catching goes on beside the start, and
+// Start waits for it);
 // and, as any user but root, the process is not dumpable, so that a command
 // cannot open toolkit's own descriptors through /proc/PPID/fd (its stdout,
 // to forge an answer). Root may still: it passes every check of /proc.
@@ -202,12 +204,9 @@ func Harden() {
 		}
 	}
 	// Catching SIGPIPE and the stop signals, and the reaper's SIGCHLD,
-	// begins beside the rest of the start: Listen, Caught and Start wait
-	// for it.
-	go func() {
-		catch()
-		startReaper()
-	}()
+	// begins beside the rest of the start: Caught and Start wait for it.
+	beginCatching()
+	go startReaper()
 	if os.Geteuid() != 0 {
 		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}

@@ -16,24 +16,31 @@ var StopSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
 // which hands each stop signal to whoever listens. Each signal that Go
 // starts or stops catching is a round trip to the runtime's signal thread
 // (30-200 µs apiece on a loaded machine, four to start and three to stop a
-// call), so it is done once, early and beside the call's own start
-// (Harden), and a call's listening is a lock, not a signal.Notify.
+// call), so it is done once, begun early (Harden) and waited for only
+// where it must be in place: before a command starts (Start) and before
+// an outcome is written (Caught). A call's listening is a lock, not a
+// signal.Notify.
 var catcher struct {
-	once      sync.Once
+	begin     sync.Once
+	caught    chan struct{} // closed once the signals are caught
 	mu        sync.Mutex
 	listeners []chan<- os.Signal
 }
 
-// catch starts catching, once; a caller that comes while another starts
-// it waits until it is in place.
-func catch() {
-	catcher.once.Do(func() {
-		// Caught, SIGPIPE never ends toolkit: a write to a closed output
-		// is an error (EPIPE) instead.
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-		ch := make(chan os.Signal, 4)
-		signal.Notify(ch, StopSignals...)
-		go forward(ch)
+// beginCatching begins catching the signals, once, in a goroutine of its
+// own.
+func beginCatching() {
+	catcher.begin.Do(func() {
+		catcher.caught = make(chan struct{})
+		go func() {
+			// Caught, SIGPIPE never ends toolkit: a write to a closed
+			// output is an error (EPIPE) instead.
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+			ch := make(chan os.Signal, 4)
+			signal.Notify(ch, StopSignals...)
+			close(catcher.caught)
+			forward(ch)
+		}()
 	})
 }
 
@@ -63,9 +70,10 @@ func forward(ch <-chan os.Signal) {
 // Listen hands SIGTERM, SIGINT and SIGHUP to ch (as signal.Notify would,
 // never blocking on it) until the function it returns is called. A stop
 // signal that comes while nothing listens ends toolkit, as it would have
-// uncaught.
+// uncaught; so does one that comes before the catching is in place, which
+// Caught waits for (Start does).
 func Listen(ch chan<- os.Signal) (stop func()) {
-	catch()
+	beginCatching()
 	catcher.mu.Lock()
 	catcher.listeners = append(catcher.listeners, ch)
 	catcher.mu.Unlock()
@@ -78,6 +86,9 @@ func Listen(ch chan<- os.Signal) (stop func()) {
 	}
 }
 
-// Caught waits until SIGPIPE is caught (Harden began catching it): before
-// a write that must not end toolkit.
-func Caught() { catch() }
+// Caught waits until SIGPIPE and the stop signals are caught: before a
+// command starts, and before a write that must not end toolkit.
+func Caught() {
+	beginCatching()
+	<-catcher.caught
+}

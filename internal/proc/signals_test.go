@@ -20,10 +20,10 @@ func inChild(t *testing.T, name, step string) (*os.ProcessState, string) {
 	return cmd.ProcessState, string(out)
 }
 
-// TestStopSignals: a stop signal goes to the call that listens, and where
-// none does (before a call listens, after it stops) it ends toolkit as it
-// would uncaught. Each case runs in a child test process, which sends the
-// signal to itself.
+// TestStopSignals: a stop signal goes to the call that listens (from a
+// command started at once), and where none does (before a call listens,
+// after it stops) it ends toolkit as it would uncaught. Each case runs in
+// a child test process.
 func TestStopSignals(t *testing.T) {
 	if step := os.Getenv("TOOLKIT_TEST_SIGNALS"); step != "" {
 		Harden()
@@ -36,9 +36,17 @@ func TestStopSignals(t *testing.T) {
 			Caught()
 			self(syscall.SIGTERM)
 		case "listened":
+			// A command started at once after Listen: Start waits for
+			// the catching to be in place, and the command's signal to
+			// toolkit reaches the listener.
 			ch := make(chan os.Signal, 1)
 			stop := Listen(ch)
-			_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+			cmd := exec.Command("/bin/sh", "-c", "kill -INT $PPID")
+			if err := Start(cmd); err != nil {
+				os.Stdout.WriteString(err.Error() + "\n")
+			}
+			_ = cmd.Wait()
+			Done(cmd)
 			select {
 			case s := <-ch:
 				os.Stdout.WriteString("got " + s.String() + "\n")
