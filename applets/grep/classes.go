@@ -407,6 +407,9 @@ func newCache() cache { return cache{-2, -2, -2} }
 // find is where hay next holds the class string at or after pos, or -1.
 // Between calls on one text with one cache, pos never goes back.
 func (s *scanner) find(hay []byte, pos int, c *cache) int {
+	if len(s.keys) == 1 {
+		return s.findKey(hay, pos, c)
+	}
 	for p := pos + s.at; p < len(hay); {
 		h := s.anchor(hay, p, c)
 		if h < 0 {
@@ -417,6 +420,37 @@ func (s *scanner) find(hay []byte, pos int, c *cache) int {
 		}
 		p = h + 1
 	}
+	return -1
+}
+
+// findKey is find for an anchor of one byte: the loop the search spends
+// its time in, with nothing between one bytes.IndexByte and the next but
+// the check of the class string around the hit.
+func (s *scanner) findKey(hay []byte, pos int, c *cache) int {
+	// The cache holds the last hit found (or -1: none in the rest of the
+	// text): where a search keeps several class strings' next hits, each
+	// is looked for once.
+	p := pos + s.at
+	switch {
+	case c[0] == -1:
+		return -1
+	case c[0] >= p:
+		return c[0] - s.at
+	}
+	key := s.keys[0]
+	for p < len(hay) {
+		i := bytes.IndexByte(hay[p:], key)
+		if i < 0 {
+			break
+		}
+		h := p + i
+		if s.cs.at(hay, h-s.at) {
+			c[0] = h
+			return h - s.at
+		}
+		p = h + 1
+	}
+	c[0] = -1
 	return -1
 }
 
