@@ -37,6 +37,7 @@ import (
 	"toolkit/internal/cmdline"
 	"toolkit/internal/input"
 	"toolkit/internal/outcome"
+	"toolkit/internal/proc"
 )
 
 // Usage is call's usage line.
@@ -74,6 +75,7 @@ func Command() *cli.Command {
 			// An array whose blocks are answered, some with an error, is
 			// printed, and is a usage error all the same.
 			out, failed, err := Run(ctx, data, h)
+			proc.Caught() // a closed output is an error, not the end of toolkit
 			if out != nil {
 				fmt.Fprintf(c.App.Writer, "%s\n", out)
 			}

@@ -87,6 +87,7 @@ func Command(version string) *cli.Command {
 			s := New(version, Config{Root: r, Settings: c, Exe: exe, KeepJobs: c.Bool("keep-jobs")})
 			sigs := make(chan os.Signal, 4)
 			defer proc.Listen(sigs)()
+			proc.Caught() // a host that closes its end is an error to the server, not its end
 			if err := s.Serve(os.Stdin, os.Stdout, sigs); err != nil {
 				return cmdline.Exit(c, outcome.Failure("%s", err), outcome.TextMode)
 			}

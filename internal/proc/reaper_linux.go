@@ -180,7 +180,9 @@ func children() []int {
 // command, or a drain that outlives the call); a write to an output that was
 // closed returns an error (EPIPE) instead of killing toolkit with SIGPIPE
 // (from when Caught returns: the catching goes on beside the start, and
-// Start waits for it);
+// what writes an outcome or starts a command waits for it: cmdline.Exit,
+// toolkit call and mcp, Start; help text written before it may still end
+// toolkit by SIGPIPE, as a reader that went away would have it);
 // and, as any user but root, the process is not dumpable, so that a command
 // cannot open toolkit's own descriptors through /proc/PPID/fd (its stdout,
 // to forge an answer). Root may still: it passes every check of /proc.
