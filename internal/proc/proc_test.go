@@ -331,3 +331,28 @@ func TestLaunchWithoutSubreaper(t *testing.T) {
 		t.Fatalf("note %q", note)
 	}
 }
+
+// TestZombieChild: a child that ended and waits to be collected is seen,
+// and left there; once collected, none is.
+func TestZombieChild(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !zombieChild() {
+		if time.Now().After(deadline) {
+			t.Fatal("the child ended, and no zombie was seen")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !zombieChild() {
+		t.Fatal("the look collected the zombie")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if zombieChild() {
+		t.Fatal("a zombie seen after the child was collected")
+	}
+}

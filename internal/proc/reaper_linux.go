@@ -126,6 +126,12 @@ func startReaper() {
 // its caller's (taken by the reaper, its caller's Wait failed with "no
 // child processes").
 func reapOrphans() {
+	if !zombieChild() {
+		// The common SIGCHLD: a command's shell, collected by os/exec
+		// already. No list of children is read (a read of /proc for each
+		// of toolkit's threads).
+		return
+	}
 	own := syscall.Getpgrp()
 	for _, pid := range children() {
 		info, ok := readStat(pid, make([]byte, 512))
@@ -139,6 +145,15 @@ func reapOrphans() {
 		}
 		reaper.Unlock()
 	}
+}
+
+// zombieChild says whether a child of this process has ended and waits to
+// be collected: waitid with WNOWAIT, which collects none.
+func zombieChild() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	// With WNOHANG and none waiting, the kernel leaves si_signo 0.
+	return err == nil && info.Signo == int32(unix.SIGCHLD)
 }
 
 // children lists this process's children: from /proc/self/task/*/children
