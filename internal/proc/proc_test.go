@@ -281,7 +281,7 @@ func TestEpollFor(t *testing.T) {
 // the reaper took it, and Wait failed with "no child processes" (a test's
 // git beside a history keeper started through Start).
 func TestReaperLeavesOwnGroup(t *testing.T) {
-	startReaper()
+	beginReaping()
 	cmd := exec.Command("/bin/sh", "-c", "exit 3")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -354,5 +354,48 @@ func TestZombieChild(t *testing.T) {
 	}
 	if zombieChild() {
 		t.Fatal("a zombie seen after the child was collected")
+	}
+}
+
+// TestReaperFirstLook: an orphan that ended before the reaper caught
+// SIGCHLD (its signal ignored then) is collected by the reaper's first
+// look. Run in a child test process, where the reaper has not begun.
+func TestReaperFirstLook(t *testing.T) {
+	if os.Getenv("TOOLKIT_TEST_SIGNALS") != "first-look" {
+		state, out := inChild(t, "TestReaperFirstLook", "first-look")
+		if !state.Success() || !strings.Contains(out, "--- PASS") {
+			t.Fatalf("%v\n%s", state, out)
+		}
+		return
+	}
+	if err := SubreaperRefused(); err != nil {
+		t.Skipf("no subreaper: %v", err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", "sleep 0.05 & echo $!") // it outlives sh: sh never collects it
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orphan int
+	if _, err := fmt.Sscan(string(b), &orphan); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for info, ok := readStat(orphan, make([]byte, 512)); !ok || info.State != 'Z'; info, ok = readStat(orphan, make([]byte, 512)) {
+		if !ok || time.Now().After(deadline) {
+			t.Fatalf("orphan %d is no zombie child: %+v", orphan, info)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	beginReaping()
+	for {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", orphan)); os.IsNotExist(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orphan %d still a zombie after the reaper began", orphan)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

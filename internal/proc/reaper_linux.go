@@ -85,11 +85,14 @@ func Apart(cmd *exec.Cmd) {
 // sure the reaper leaves it alone until Done is called.
 func Start(cmd *exec.Cmd) error {
 	Caught()
-	startReaper()
+	beginReaping()
 	reaper.Lock()
 	defer reaper.Unlock()
 	if err := cmd.Start(); err != nil {
 		return err
+	}
+	if reaper.started == nil {
+		reaper.started = make(map[int]bool)
 	}
 	reaper.started[cmd.Process.Pid] = true
 	return nil
@@ -103,12 +106,16 @@ func Done(cmd *exec.Cmd) {
 	reaper.Unlock()
 }
 
-func startReaper() {
+// beginReaping starts the reaper, once, in a goroutine of its own: Start
+// need not wait for SIGCHLD to be caught (a round trip to the runtime's
+// signal thread), since the reaper's first look, once it is, collects the
+// orphans that ended before.
+func beginReaping() {
 	reaper.once.Do(func() {
-		reaper.started = make(map[int]bool)
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, syscall.SIGCHLD)
 		go func() {
+			ch := make(chan os.Signal, 1)
+			signal.Notify(ch, syscall.SIGCHLD)
+			reapOrphans()
 			for range ch {
 				reapOrphans()
 			}
@@ -223,7 +230,7 @@ func Harden() {
 	// Catching SIGPIPE and the stop signals, and the reaper's SIGCHLD,
 	// begins beside the rest of the start: Caught and Start wait for it.
 	beginCatching()
-	go startReaper()
+	beginReaping()
 	if os.Geteuid() != 0 {
 		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}
