@@ -118,7 +118,13 @@ func TestNamesWorkedOutOnce(t *testing.T) {
 		All   bool   `json:"all,omitempty"`
 	}
 	cmd := Applet[args]{Name: "t"}.Command()
-	for _, f := range cmd.Flags {
+	// Aliases, and urfave/cli v1's "name, alias" form, named as
+	// cli.FlagNames names them.
+	more := namedOnce([]cli.Flag{
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v", "loud, noisy"}},
+		&cli.StringFlag{Name: "out, o", Aliases: []string{"output  x"}},
+	})
+	for _, f := range append(cmd.Flags, more...) {
 		base := kind(f)
 		if !slices.Equal(f.Names(), base.Names()) {
 			t.Errorf("%T: names %q, want %q", base, f.Names(), base.Names())

@@ -303,30 +303,44 @@ func JoinSwitches(cmd *cli.Command, args []string) []string {
 // flag's names out (a regexp replace each) whenever it asks for them, and
 // before an applet runs it asks for every flag's names for each flag of
 // the command (runFlagActions, IsSet): a toolkit shell true called its
-// FlagNames 1,157 times, 111 with this (counted with perf probe). A flag
-// of a kind not listed here is kept as it is.
+// FlagNames 1,157 times, 111 with this (counted with perf probe); the
+// names are worked out without a regexp (flagNames). A flag of a kind not
+// listed here is kept as it is.
 func namedOnce(flags []cli.Flag) []cli.Flag {
 	out := make([]cli.Flag, len(flags))
 	for i, f := range flags {
-		names := f.Names()
 		switch f := f.(type) {
 		case *cli.BoolFlag:
-			out[i] = &boolFlag{f, names}
+			out[i] = &boolFlag{f, flagNames(f.Name, f.Aliases)}
 		case *cli.StringFlag:
-			out[i] = &stringFlag{f, names}
+			out[i] = &stringFlag{f, flagNames(f.Name, f.Aliases)}
 		case *cli.IntFlag:
-			out[i] = &intFlag{f, names}
+			out[i] = &intFlag{f, flagNames(f.Name, f.Aliases)}
 		case *cli.DurationFlag:
-			out[i] = &durationFlag{f, names}
+			out[i] = &durationFlag{f, flagNames(f.Name, f.Aliases)}
 		case *cli.GenericFlag:
-			out[i] = &genericFlag{f, names}
+			out[i] = &genericFlag{f, flagNames(f.Name, f.Aliases)}
 		case *cli.StringSliceFlag:
-			out[i] = &stringSliceFlag{f, names}
+			out[i] = &stringSliceFlag{f, flagNames(f.Name, f.Aliases)}
 		default:
 			out[i] = f
 		}
 	}
 	return out
+}
+
+// flagNames is cli.FlagNames without its regexp (a replace a name, run cold
+// at every start): each name cut at its first comma or space, urfave/cli
+// v1's "name, alias" form, which toolkit's names never have.
+func flagNames(name string, aliases []string) []string {
+	names := make([]string, 0, 1+len(aliases))
+	for _, n := range append([]string{name}, aliases...) {
+		if i := strings.IndexAny(n, ", "); i >= 0 {
+			n = n[:i]
+		}
+		names = append(names, n)
+	}
+	return names
 }
 
 type (
