@@ -60,7 +60,6 @@ func Room(limit int) int { return min(limit/4, 12<<10) }
 
 // New returns a Cutter that keeps texts of up to limit bytes whole.
 func New(limit int) *Cutter {
-	tables.Do(fillTables)
 	if limit < 4*utf8.UTFMax {
 		limit = 4 * utf8.UTFMax
 	}
@@ -252,6 +251,7 @@ type scanner struct {
 }
 
 func (s *scanner) write(b []byte) {
+	tables.Do(fillTables) // at the first output: a call with none never fills them
 	if len(s.found) >= MaxFailures {
 		s.line += int64(bytes.Count(b, nl))
 		return
