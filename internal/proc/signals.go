@@ -8,15 +8,15 @@ import (
 	"syscall"
 )
 
-// StopSignals are the signals that stop a call or a server: SIGTERM, SIGINT
+// stopSignals are the signals that stop a call or a server: SIGTERM, SIGINT
 // and SIGHUP.
-var StopSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
+var stopSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
 
 // The catcher: one process-wide handler of SIGPIPE and the stop signals,
 // which hands each stop signal to whoever listens. Each signal that Go
 // starts or stops catching is a round trip to the runtime's signal thread
-// (30-200 µs apiece on a loaded machine, four to start and three to stop a
-// call), so it is done once, begun early (Harden) and waited for only
+// (a call caught five and let three go: 0.25-0.85 ms in all, measured in a
+// fresh process on a 2-CPU machine), so it is done once, begun early (Harden) and waited for only
 // where it must be in place: before a command starts (Start) and before
 // an outcome is written (Caught). A call's listening is a lock, not a
 // signal.Notify.
@@ -37,7 +37,7 @@ func beginCatching() {
 			// output is an error (EPIPE) instead.
 			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 			ch := make(chan os.Signal, 4)
-			signal.Notify(ch, StopSignals...)
+			signal.Notify(ch, stopSignals...)
 			close(catcher.caught)
 			forward(ch)
 		}()
