@@ -6,9 +6,11 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/urfave/cli/v2"
 
 	"toolkit/internal/input"
 )
@@ -142,4 +144,22 @@ func validFor(t *testing.T, props map[string]any, name string) json.RawMessage {
 	}
 	t.Fatalf("no edge value fits %q", name)
 	return nil
+}
+
+// TestFlagUsagesWhole: a flag's usage is the first sentence of its field's
+// description, cut at its first ". "; a description whose first sentence
+// goes on past a "." of its own (grep's multiline: ". matches a line end")
+// left a usage that stops at a colon.
+func TestFlagUsagesWhole(t *testing.T) {
+	for _, tool := range All() {
+		for _, f := range tool.Command().Flags {
+			d, ok := f.(cli.DocGenerationFlag)
+			if !ok {
+				continue
+			}
+			if u := strings.TrimSpace(d.GetUsage()); u == "" || strings.HasSuffix(u, ":") {
+				t.Errorf("%s --%s: usage %q", tool.Name, f.Names()[0], u)
+			}
+		}
+	}
 }

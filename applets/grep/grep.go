@@ -48,7 +48,7 @@ type Args struct {
 	Type       *string `json:"type,omitempty" flag:"--type NAME" usage:"search only files of this type, as ripgrep's --type (go, py, js, ts, rust, …)" check:"oneof=c cpp cs css dart docker elixir go h haskell html java js json kotlin lua make markdown md php protobuf py ruby rust scala sh sql swift toml ts txt xml yaml zig" desc:"Search only the files of this type, by their names as ripgrep's --type has them: go, py, js (also .jsx, .vue, .mjs), ts (also .tsx), rust, java, c, cpp, …"`
 	IgnoreCase bool    `json:"ignore_case,omitempty" flag:"--ignore-case" desc:"Match upper and lower case alike."`
 	Fixed      bool    `json:"fixed,omitempty" flag:"--fixed" desc:"Take pattern as a literal string, not a regular expression."`
-	Multiline  bool    `json:"multiline,omitempty" flag:"--multiline" desc:"Let a match span lines: . matches a line end too, \\n may be in the pattern (ripgrep's -U --multiline-dotall). Each line of a match is shown."`
+	Multiline  bool    `json:"multiline,omitempty" flag:"--multiline" desc:"Let a match span lines: the dot (.) matches a line end too, and \\n may be in the pattern (ripgrep's -U --multiline-dotall). Each line of a match is shown."`
 	Context    *int    `json:"context,omitempty" flag:"--context N" check:"min=0" desc:"Show this many lines before and after each match (at most 10)."`
 	Before     *int    `json:"before,omitempty" flag:"--before N" check:"min=0" desc:"Show this many lines before each match (at most 10), in place of context's."`
 	After      *int    `json:"after,omitempty" flag:"--after N" check:"min=0" desc:"Show this many lines after each match (at most 10), in place of context's."`
