@@ -215,7 +215,7 @@ func collect(ctx context.Context, r *root.Root, name, top string, ask diag.Ask) 
 		if !e.Type.IsRegular() || !ask.Checkable(e.Name) {
 			return true
 		}
-		content, err := e.ReadFile(nil, diag.MaxBytes)
+		content, err := e.ReadFile(diag.MaxBytes)
 		if err != nil && !errors.Is(err, walk.ErrTooLarge) {
 			return true
 		}

@@ -17,22 +17,18 @@ var (
 // waiting (a FIFO), never taking a terminal.
 const openFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_CLOEXEC
 
-// ReadFile reads the entry whole into buf, grown as needed, and returns
-// what it read: a regular file of at most most bytes, else ErrNotRegular or
-// ErrTooLarge (from Open, or when it grew past most as it was read).
-func (e Entry) ReadFile(buf []byte, most int64) ([]byte, error) {
+// ReadFile reads the entry whole and returns what it read: a regular file
+// of at most most bytes, else ErrNotRegular or ErrTooLarge (from Open, or
+// when it grew past most as it was read).
+func (e Entry) ReadFile(most int64) ([]byte, error) {
 	f, err := e.Open(most)
 	if err != nil {
-		return buf, err
+		return nil, err
 	}
 	defer f.Close()
-	buf = buf[:0]
-	if int64(cap(buf)) < f.Size+1 {
-		// Grown by doubling, so that a walk over files of every size
-		// allocates (and faults in) its buffer a few times, not once for
-		// each larger file.
-		buf = make([]byte, 0, max(f.Size+4096, 2*int64(cap(buf)), minBuffer))
-	}
+	// A byte over its size: the one read of a file that did not grow
+	// comes back short, which says its end.
+	buf := make([]byte, 0, f.Size+1)
 	for {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) > most {
@@ -98,6 +94,3 @@ func (f File) Read(p []byte) (int, error) {
 
 // Close closes the file.
 func (f File) Close() { unix.Close(f.fd) }
-
-// minBuffer is the least a read buffer is made: most source files fit.
-const minBuffer = 64 << 10

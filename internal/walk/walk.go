@@ -321,7 +321,7 @@ const maxIgnoreFile = 16 << 20
 // readSmall reads a regular file of the directory dir, if it is one and
 // small.
 func readSmall(dir int, name string) (string, bool) {
-	b, err := Entry{Name: name, dir: dir}.ReadFile(nil, maxIgnoreFile)
+	b, err := Entry{Name: name, dir: dir}.ReadFile(maxIgnoreFile)
 	return string(b), err == nil
 }
 
@@ -384,7 +384,7 @@ func Above(dir, limit string, o Options) (ignore.Stack, string) {
 			return "", false
 		}
 		defer done()
-		b, err := e.ReadFile(nil, maxIgnoreFile)
+		b, err := e.ReadFile(maxIgnoreFile)
 		return string(b), err == nil
 	}
 	stack := repoExcludes(top+"/.git", "")
