@@ -13,19 +13,18 @@ import (
 
 // finder finds the lines of a text that match a pattern. The regular
 // expression runs only on the lines that hold what every match must hold
-// (need, and each of also), as ripgrep does, and not at all when a match
+// (need, and each of the other sets), as ripgrep does, and not at all when a match
 // is exactly the first of need's class strings found (plain); with
 // nothing known, on the whole text.
 type finder struct {
 	re    *regexp.Regexp // nil when plain
 	need  []scanner      // one of these is in every match; nil if nothing is known
-	also  [][]scanner    // and one of each of these
 	plain bool
 	// multi says a match may span lines (re is then run on the whole text).
 	multi bool
 
-	// Where a match must hold several class strings (need and also, in
-	// sets), the lines are found by one set (the driver), the others
+	// Where a match must hold several class strings (sets: need first,
+	// then one of each of the others), the lines are found by one set (the driver), the others
 	// checked on each. The byte table picks need, but a tree may be full
 	// of what is rare elsewhere ("func" in Go): when the driver's lines
 	// mostly lack the others, the next set drives. stats count, for each
@@ -91,19 +90,19 @@ func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, erro
 	if f.re, err = regexp.Compile(tree.String()); err != nil {
 		return nil, err
 	}
-	for i, n := range factsOf(simple).all {
+	for _, n := range factsOf(simple).all {
 		var ss []scanner
 		for _, cs := range n {
 			ss = append(ss, newScanner(cs))
 		}
-		if i == 0 {
-			f.need = ss
-		} else {
-			f.also = append(f.also, ss)
-		}
+		f.sets = append(f.sets, ss)
 	}
-	if len(f.also) > 0 {
-		f.sets = append([][]scanner{f.need}, f.also...)
+	if len(f.sets) > 0 {
+		f.need = f.sets[0]
+	}
+	if len(f.sets) < 2 {
+		f.sets = nil // need alone drives
+	} else {
 		f.stats = make([]driveStats, len(f.sets))
 	}
 	return f, nil
@@ -305,17 +304,9 @@ func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 }
 
 // holdsOthers says whether a line holds one of each set's class strings
-// but the driver's, d (which found it); with no sets, one of each of
-// also's.
+// but the driver's, d (which found it). With no sets (need alone), every
+// line does.
 func (f *finder) holdsOthers(line []byte, d int) bool {
-	if f.sets == nil {
-		for _, ss := range f.also {
-			if !holds(ss, line) {
-				return false
-			}
-		}
-		return true
-	}
 	for i, ss := range f.sets {
 		if i != d && !holds(ss, line) {
 			return false
