@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -472,4 +473,42 @@ func FuzzChunks(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadAllocates: a search allocates about what its files need. A file
+// read in pieces keeps its start (for read's rule on binary files) in its
+// goroutine's buffers, not in a copy of its own; a line longer than a
+// piece grows the buffer to the rest of the file once that is near, not
+// by doubling past it.
+func TestReadAllocates(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // the walk's goroutines, each with its buffers
+	allocated := func(dir string) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		run(t, dir, Args{Pattern: "NEEDLE"})
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	many := t.TempDir()
+	text := []byte(strings.Repeat(strings.Repeat("x", 99)+"\n", 700)) // 70,000 bytes: past the first read
+	for i := range 300 {
+		if err := os.WriteFile(filepath.Join(many, fmt.Sprint(i)), text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each goroutine's buffers (the first read's, then a piece's) and
+	// the walk's names: under 1 MiB (about 400 KB); a copy of each
+	// file's start would be 300 times 8 KiB more.
+	if n := allocated(many); n > 1<<20 {
+		t.Errorf("300 files of 70,000 bytes: %d bytes allocated", n)
+	}
+	long := t.TempDir()
+	line := 3 << 20
+	if err := os.WriteFile(filepath.Join(long, "f"), []byte(strings.Repeat("y", line)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// 512 KiB, 1 MiB, then the whole: doubling would go on to 2 and 4.
+	if n := allocated(long); n > uint64(2*line) {
+		t.Errorf("a line of %d bytes: %d bytes allocated", line, n)
+	}
 }

@@ -9,21 +9,28 @@ import (
 	"toolkit/internal/walk"
 )
 
-// bufs are the buffers files are searched in, one a goroutine: a free
-// list rather than a sync.Pool, which a collection empties (and the next
-// file's buffer would then fault its pages in afresh).
-var bufs = make(chan *[]byte, 64)
+// buffers are what a file is searched in, one set a goroutine at a time,
+// on a free list rather than in a sync.Pool, which a collection empties
+// (and the next file's buffer would then fault its pages in afresh).
+type buffers struct {
+	buf []byte // the file, or a piece of it
+	// The start of a file read in pieces, kept for read's rule on
+	// whether it looks binary once a later piece matches.
+	head [text.SniffSize]byte
+}
 
-func getBuf() *[]byte {
+var bufs = make(chan *buffers, 64)
+
+func getBuf() *buffers {
 	select {
 	case b := <-bufs:
 		return b
 	default:
-		return new([]byte)
+		return new(buffers)
 	}
 }
 
-func putBuf(b *[]byte) {
+func putBuf(b *buffers) {
 	select {
 	case bufs <- b:
 	default:
@@ -59,8 +66,8 @@ func (s *search) file(e walk.Entry) {
 	defer f.Close()
 	b := getBuf()
 	defer putBuf(b)
-	buf := (*b)[:0]
-	defer func() { *b = buf[:0] }()
+	buf := b.buf[:0]
+	defer func() { b.buf = buf[:0] }()
 	size := chunk // what buf holds before it is searched
 	whole := s.find.multi || s.before > 0 || s.after > 0
 	if whole {
@@ -72,13 +79,24 @@ func (s *search) file(e walk.Entry) {
 	wide, nul, end := false, false, false
 	for !end {
 		if len(buf) >= size {
-			size = 2 * len(buf) // a line longer than a piece, or a file read whole
+			// A line longer than a piece, or a file read whole that grew:
+			// twice as much, or at once the rest of the file where that
+			// is at most four times as much, so that a long line leaves
+			// the collector less than doubling up to it would.
+			size = 2 * len(buf)
+			if rest := len(buf) + int(max(f.Size-read, 0)) + 1; rest <= 4*len(buf) {
+				size = max(size, rest)
+			}
 		}
 		want := size - len(buf)
 		if read == 0 {
 			want = firstRead
 		}
-		buf = slices.Grow(buf, want)
+		if cap(buf)-len(buf) < want {
+			// Of the size asked for, no more: a search allocates what
+			// its files need (TestReadAllocates).
+			buf = append(make([]byte, 0, len(buf)+want), buf...)
+		}
 		n, err := f.Read(buf[len(buf) : len(buf)+want])
 		if err != nil {
 			s.unreadable.Add(1)
@@ -127,7 +145,7 @@ func (s *search) file(e walk.Entry) {
 				fs.head, fs.size = piece[:min(len(piece), text.SniffSize)], int64(len(piece))
 			} else {
 				start := buf[enc.BOM:] // read over by the next piece
-				fs.head, fs.size = bytes.Clone(start[:min(len(start), text.SniffSize)]), f.Size
+				fs.head, fs.size = b.head[:copy(b.head[:], start)], f.Size
 			}
 		}
 		if !fs.done {
