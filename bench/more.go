@@ -77,16 +77,21 @@ func moreCases(e *benchEnv) []comparison {
 	// the standard library alone, written for speed and nothing else (no
 	// ignore files, sorting, limit or binary test but a NUL; its literal
 	// given). Where toolkit is no slower than it, what is left of the gap
-	// to ripgrep is Go's and the machine's.
-	floor := e.path("floor-grep")
+	// to ripgrep is Go's and the machine's. Built with the tag deps, it
+	// links what toolkit links besides its own code (bench/deps), as the
+	// start-up rows' floor does: its start and its pages in memory are
+	// then those toolkit's dependencies set.
+	floor, floorDeps := e.path("floor-grep"), e.path("floor-grep-deps")
 	buildFloor := func() error {
 		if err := warm(); err != nil {
 			return err
 		}
-		cmd := exec.Command("go", "build", "-trimpath", "-o", floor, "./bench/floor/grep")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%v: %s", err, out)
+		for _, b := range [][]string{{floor}, {floorDeps, "-tags", "deps"}} {
+			cmd := exec.Command("go", append([]string{"build", "-trimpath", "-ldflags", "-s -w", "-o", b[0]}, append(b[1:], "./bench/floor/grep")...)...)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("%v: %s", err, out)
+			}
 		}
 		return nil
 	}
@@ -99,12 +104,17 @@ func moreCases(e *benchEnv) []comparison {
 		{`func \w+Handler`, []string{"-re", `func \w+Handler`, "Handler"}},
 		{`func.main`, []string{"-re", `func.main`, "main"}},
 	} {
-		out = append(out, comparison{
-			group: "grep-rg", name: p.pattern + ", every match, against the floor (bench/floor/grep), Go's source tree",
-			base: append(append([]string{floor}, p.floor...), src),
-			tool: []string{tk, "grep", "--no-ignore", "--limit", "1000000", p.pattern, src},
-			runs: e.runs, target: "report the ratio", setup: buildFloor,
-		})
+		for _, f := range []struct{ bin, name string }{
+			{floor, "the floor (bench/floor/grep)"},
+			{floorDeps, "the floor linking toolkit's dependencies (bench/floor/grep, tag deps)"},
+		} {
+			out = append(out, comparison{
+				group: "grep-rg", name: p.pattern + ", every match, against " + f.name + ", Go's source tree",
+				base: append(append([]string{f.bin}, p.floor...), src),
+				tool: []string{tk, "grep", "--no-ignore", "--limit", "1000000", p.pattern, src},
+				runs: e.runs, target: "report the ratio", setup: buildFloor,
+			})
+		}
 	}
 	out = append(out, comparison{
 		group: "grep-rg", name: "fatal.error (ignore case), every match, against GNU grep -rniI",

@@ -1,9 +1,9 @@
 // Command deps prints a line, or with the argument sh execs sh -c true,
 // as hello and shtrue do, or with run runs sh -c true as a child and waits
-// for it (os/exec), linking every package outside the standard
-// library that toolkit's own packages import (deps_test.go keeps the list
-// whole): the floor of toolkit's start that its dependencies set, which
-// toolkit --version and toolkit shell true are measured against.
+// for it (os/exec), linking every package outside the standard library
+// that toolkit's own packages import (bench/deps): the floor of toolkit's
+// start that its dependencies set, which toolkit --version and toolkit
+// shell true are measured against.
 package main
 
 import (
@@ -11,21 +11,7 @@ import (
 	"os/exec"
 	"syscall"
 
-	_ "github.com/bmatcuk/doublestar/v4"
-	_ "github.com/creack/pty"
-	_ "github.com/go-json-experiment/json"
-	_ "github.com/go-json-experiment/json/jsontext"
-	_ "github.com/google/jsonschema-go/jsonschema"
-	_ "github.com/landlock-lsm/go-landlock/landlock"
-	_ "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	_ "github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	_ "github.com/modelcontextprotocol/go-sdk/mcp"
-	_ "github.com/sourcegraph/jsonrpc2"
-	_ "github.com/urfave/cli/v2"
-	_ "golang.org/x/sys/unix"
-	_ "golang.org/x/text/encoding"
-	_ "golang.org/x/text/encoding/unicode"
-	_ "golang.org/x/text/encoding/unicode/utf32"
+	_ "toolkit/bench/deps"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-package main
+package deps
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestDepsWhole: main.go imports what toolkit's packages import from
+// TestDepsWhole: deps.go imports what toolkit's packages import from
 // outside the standard library, no more and no less.
 func TestDepsWhole(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "toolkit/...").Output()
@@ -23,7 +23,7 @@ func TestDepsWhole(t *testing.T) {
 	}
 	slices.Sort(want)
 	want = slices.Compact(want)
-	src, err := os.ReadFile("main.go")
+	src, err := os.ReadFile("deps.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +34,6 @@ func TestDepsWhole(t *testing.T) {
 		}
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("main.go imports %q; toolkit's packages import %q", got, want)
+		t.Errorf("deps.go imports %q; toolkit's packages import %q", got, want)
 	}
 }
