@@ -512,3 +512,24 @@ func TestReadAllocates(t *testing.T) {
 		t.Errorf("a line of %d bytes: %d bytes allocated", line, n)
 	}
 }
+
+// BenchmarkLongLine: a file of one line of 4 MiB without a match (minified
+// code, a data file) is read in growing pieces; where each piece ends is
+// looked for in what each read added, once, not again from the start.
+func BenchmarkLongLine(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte(strings.Repeat("y", 4<<20)+"\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		b.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	b.SetBytes(4 << 20)
+	for b.Loop() {
+		if o := Run(context.Background(), Args{Pattern: "NEEDLE"}); !strings.Contains(o.Text, "no matches in 1 file") {
+			b.Fatal(o.Text)
+		}
+	}
+}

@@ -76,6 +76,7 @@ func (s *search) file(e walk.Entry) {
 	fs := fileScan{rel: e.Path, first: true, line: 1}
 	var read int64
 	checked := 0 // bytes of buf looked at for a NUL
+	noEnd := 0   // bytes at buf's start known to hold no line end
 	wide, nul, end := false, false, false
 	for !end {
 		if len(buf) >= size {
@@ -126,11 +127,19 @@ func (s *search) file(e walk.Entry) {
 		}
 		piece := buf
 		if !end {
-			i := bytes.LastIndexByte(buf, '\n')
-			if whole || i < 0 {
+			if whole {
 				continue
 			}
-			piece = buf[:i+1]
+			// The piece ends at the last line end, looked for only in
+			// what was read since the last piece (the rest it left holds
+			// none), and backwards, byte by byte, only once a pass of
+			// bytes.IndexByte found one: a long line is looked at once.
+			fresh := buf[noEnd:]
+			if bytes.IndexByte(fresh, '\n') < 0 {
+				noEnd = len(buf)
+				continue
+			}
+			piece = buf[:noEnd+bytes.LastIndexByte(fresh, '\n')+1]
 		}
 		raw := len(piece)
 		if fs.first {
@@ -157,7 +166,7 @@ func (s *search) file(e walk.Entry) {
 			}
 		}
 		buf = buf[:copy(buf, buf[raw:])]
-		checked = len(buf)
+		checked, noEnd = len(buf), len(buf)
 	}
 	s.searched.Add(1)
 	if fs.n == 0 {
