@@ -13,9 +13,9 @@ import (
 
 // finder finds the lines of a text that match a pattern. The regular
 // expression runs only on the lines that hold what every match must hold
-// (need, and each of the other sets), as ripgrep does, and not at all when a match
-// is exactly the first of need's class strings found (plain); with
-// nothing known, on the whole text.
+// (need, and each of the other sets), as ripgrep does, and not at all
+// when a match is exactly the first of need's class strings found
+// (plain); with nothing known, on the whole text.
 type finder struct {
 	re    *regexp.Regexp // nil when plain
 	need  []scanner      // one of these is in every match; nil if nothing is known
@@ -24,12 +24,13 @@ type finder struct {
 	multi bool
 
 	// Where a match must hold several class strings (sets: need first,
-	// then one of each of the others), the lines are found by one set (the driver), the others
-	// checked on each. The byte table picks need, but a tree may be full
-	// of what is rare elsewhere ("func" in Go): when the driver's lines
-	// mostly lack the others, the next set drives. stats count, for each
-	// set, its lines while it drove and those that held the others, for
-	// the whole search (its goroutines add theirs after each text).
+	// then one of each of the others), the lines are found by one set
+	// (the driver), the others checked on each. The byte table picks
+	// need, but a tree may be full of what is rare elsewhere ("func" in
+	// Go): when the driver's lines mostly lack the others, the next set
+	// drives. stats count, for each set, its lines while it drove and
+	// those that held the others, for the whole search (its goroutines
+	// add theirs after each text).
 	sets   [][]scanner
 	driver atomic.Int32
 	stats  []driveStats

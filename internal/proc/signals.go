@@ -16,10 +16,10 @@ var stopSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
 // which hands each stop signal to whoever listens. Each signal that Go
 // starts or stops catching is a round trip to the runtime's signal thread
 // (a call caught five and let three go: 0.25-0.85 ms in all, measured in a
-// fresh process on a 2-CPU machine), so it is done once, begun early (Harden) and waited for only
-// where it must be in place: before a command starts (Start) and before
-// an outcome is written (Caught). A call's listening is a lock, not a
-// signal.Notify.
+// fresh process on a 2-CPU machine), so it is done once, begun early
+// (Harden) and waited for only where it must be in place: before a
+// command starts (Start) and before an outcome is written (Caught). A
+// call's listening is a lock, not a signal.Notify.
 var catcher struct {
 	begin     sync.Once
 	caught    chan struct{} // closed once the signals are caught
