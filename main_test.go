@@ -38,7 +38,28 @@ func TestMain(m *testing.M) {
 	for _, name := range links() {
 		cmds[name] = main
 	}
-	testscript.Main(m, cmds)
+	testscript.Main(isolated{m}, cmds)
+}
+
+// isolated runs the tests with a state directory of their own, removed
+// after them: the toolkit processes they start keep their spills, jobs and
+// notes there, not in the state of whoever runs the tests (50 spills of
+// 10 MiB from TestManyAtOnce alone). A test that needs another sets its
+// own; a toolkit a test starts inherits it.
+type isolated struct{ m *testing.M }
+
+func (i isolated) Run() int {
+	if os.Getenv("TOOLKIT_STATE") != "" {
+		return i.m.Run()
+	}
+	dir, err := os.MkdirTemp("", "toolkit-test-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("TOOLKIT_STATE", filepath.Join(dir, "state"))
+	return i.m.Run()
 }
 
 func TestScript(t *testing.T) {
