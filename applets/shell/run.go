@@ -23,7 +23,7 @@ func Run(ctx context.Context, a Args) outcome.Outcome {
 	h := a.Host.withDefaults()
 	if h.SpillDir == "" {
 		// The spills older than the job lifetime go, at the next call.
-		_, _ = jobs.TrimSpills(h.JobLifetime, "")
+		jobs.ExpireSpills(h.JobLifetime)
 	}
 	if (a.Rows != nil || a.Cols != nil) && !a.TTY {
 		return outcome.Misuse("rows and cols are a terminal's size: they go with tty")

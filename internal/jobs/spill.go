@@ -1,7 +1,9 @@
 package jobs
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,6 +62,29 @@ func (s Spills) String() string {
 	return fmt.Sprintf("%s of whole outputs (%s) kept in %s", text.Count(int64(s.Files), "file"), cut.Size(s.Bytes), s.Dir)
 }
 
+// ExpireSpills removes the spills older than lifetime, as TrimSpills does,
+// but reads the directory only when one of them may be that old: the
+// stamp the last trim left says when the oldest spill it kept was written,
+// so a call before that time and lifetime have passed costs one stat,
+// however many spills are kept. The cap needs no look here: only a spill
+// being written adds to them, and it trims them as it grows.
+func ExpireSpills(lifetime time.Duration) {
+	dir, err := SpillDir()
+	if err != nil || lifetime <= 0 {
+		return
+	}
+	if fi, err := os.Stat(filepath.Join(dir, sweptStamp)); err == nil && time.Since(fi.ModTime()) <= lifetime {
+		return
+	}
+	TrimSpills(lifetime, "")
+}
+
+// sweptStamp is the file in the spill directory whose modification time is
+// that of the oldest spill the last trim kept, or the trim's start if it
+// kept none: no spill there was written earlier, as a spill's time only
+// grows and a newer one is made after it.
+const sweptStamp = ".swept"
+
 // TrimSpills removes the spills older than lifetime, then the oldest while
 // all together hold more than their cap; keep, the one being written,
 // stays. It returns what is kept, and room: the most keep may hold before
@@ -69,6 +94,7 @@ func TrimSpills(lifetime time.Duration, keep string) (kept Spills, room int64) {
 	if err != nil {
 		return Spills{}, MaxSpills
 	}
+	oldest := time.Now() // before the directory is read: a spill it misses is newer
 	type spill struct {
 		path string
 		mod  time.Time
@@ -105,7 +131,22 @@ func TrimSpills(lifetime time.Duration, keep string) (kept Spills, room int64) {
 		}
 		all = all[1:]
 	}
+	if len(all) > 0 && all[0].mod.Before(oldest) {
+		oldest = all[0].mod
+	}
+	stamp(filepath.Join(dir, sweptStamp), oldest)
 	return Spills{Dir: dir, Files: len(all), Bytes: total}, cap - (total - keepSize)
+}
+
+// stamp sets the modification time of the file at path, made empty if it
+// is not there.
+func stamp(path string, at time.Time) {
+	if err := os.Chtimes(path, at, at); errors.Is(err, fs.ErrNotExist) {
+		if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			f.Close()
+			_ = os.Chtimes(path, at, at)
+		}
+	}
 }
 
 // KeptSpills is what the spills hold now.
