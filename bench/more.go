@@ -124,7 +124,7 @@ func moreCases(e *benchEnv) []comparison {
 
 	// Start-up: static Go programs built with install.sh's flags, each
 	// side started 200 times in a loop.
-	hello, shtrue, deps, loop := e.path("hello"), e.path("shtrue"), e.path("deps"), e.path("loop")
+	hello, shtrue, deps, linked, loop := e.path("hello"), e.path("shtrue"), e.path("deps"), e.path("linked"), e.path("loop")
 	build := func(bins ...string) func() error {
 		return func() error {
 			for i := 0; i < len(bins); i += 2 {
@@ -150,6 +150,11 @@ func moreCases(e *benchEnv) []comparison {
 			runs: e.runs, target: "≤ 1.05×", limit: 1.05, setup: build(loop, "./bench/startup/loop", deps, "./bench/startup/deps"),
 		},
 		comparison{
+			group: "startup", name: "toolkit --version, 200 starts, against bench/startup/linked: a program linking all of toolkit's code that prints a line and runs none of it",
+			base: starts(linked), tool: starts(tk, "--version"),
+			runs: e.runs, target: "report the ratio", setup: build(loop, "./bench/startup/loop", linked, "./bench/startup/linked"),
+		},
+		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against a static Go program that execs sh -c true",
 			base: starts(shtrue), tool: starts(tk, "shell", "true"),
 			runs: e.runs, target: "(the row below sets it)", setup: build(loop, "./bench/startup/loop", shtrue, "./bench/startup/shtrue"),
@@ -163,6 +168,11 @@ func moreCases(e *benchEnv) []comparison {
 			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps running sh -c true as a child (os/exec: start, wait), as toolkit must to say how it ended",
 			base: starts(deps, "run"), tool: starts(tk, "shell", "true"),
 			runs: e.runs, target: "report the ratio", setup: build(loop, "./bench/startup/loop", deps, "./bench/startup/deps"),
+		},
+		comparison{
+			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/linked running sh -c true as a child: what of a call is toolkit's own work",
+			base: starts(linked, "run"), tool: starts(tk, "shell", "true"),
+			runs: e.runs, target: "report the ratio", setup: build(loop, "./bench/startup/loop", linked, "./bench/startup/linked"),
 		},
 	)
 
