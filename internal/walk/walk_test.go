@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -510,5 +511,24 @@ func TestSharedStack(t *testing.T) {
 	})
 	if len(seen) >= len(want) {
 		t.Errorf("a walk stopped at its 50th entry visited all %d", len(seen))
+	}
+}
+
+// TestSpareP: once a process has walked, the runtime has a P more than a
+// walk's goroutines, which is idle while they are all in system calls;
+// unless the environment sets GOMAXPROCS, which is the host's to set.
+func TestSpareP(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS is set in the environment")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(t, dir, Options{}); !slices.Equal(got, []string{"f"}) {
+		t.Fatalf("walked %v", got)
+	}
+	if procs, n := runtime.GOMAXPROCS(0), workers(); n < 2 || procs != n+1 {
+		t.Fatalf("GOMAXPROCS %d for %d walkers", procs, n)
 	}
 }
