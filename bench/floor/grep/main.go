@@ -3,10 +3,11 @@
 // lines for a pattern with a literal in every match, written for speed
 // and nothing else. Its walk and reads are the best of
 // ../shared/research/grep-floor.md: a stack of open directories shared by
-// one goroutine a CPU, each listed with getdents into a buffer it keeps,
-// its files opened by name at their directory and read with plain system
-// calls into one buffer a goroutine, the buffer searched whole; no ignore
-// files, no hidden names, no sorting, no limit, no binary test but a NUL.
+// one goroutine a CPU (and the runtime a P more), each listed with
+// getdents into a buffer it keeps, its files opened by name at their
+// directory and read with plain system calls into one buffer a goroutine,
+// the buffer searched whole; no ignore files, no hidden names, no sorting,
+// no limit, no binary test but a NUL.
 // A line is a candidate when it holds one of the literals (found with
 // bytes.Index), and is printed when the expression, if one is given,
 // matches it.
@@ -50,8 +51,13 @@ func main() {
 	}
 	s.cond.L = &s.mu
 	s.todo = []dir{{fd, args[len(args)-1]}}
+	// A goroutine a CPU, and the runtime a P more, as toolkit's walk has:
+	// one idle while every goroutine is in a system call, so that the
+	// runtime does not hand a P in a call to a thread of its own.
+	n := runtime.GOMAXPROCS(0)
+	runtime.GOMAXPROCS(n + 1)
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
+	for range n {
 		wg.Go(s.work)
 	}
 	wg.Wait()
