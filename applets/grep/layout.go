@@ -73,12 +73,6 @@ func valid(b []byte) string {
 
 // result lays out what the search found.
 func (s *search) result(offset, limit int, stats *walk.Stats) outcome.Outcome {
-	slices.SortFunc(s.counts, func(a, b fileCount) int {
-		if c := b.mtime.Compare(a.mtime); c != 0 {
-			return c // newest first; all zero unless sort is mtime
-		}
-		return strings.Compare(a.path, b.path)
-	})
 	d := Details{Matches: s.matches, Files: int64(len(s.counts)), Searched: s.searched.Load(), Skipped: SkipDetails{
 		Binary: s.binary.Load(), TooLarge: s.tooLarge.Load(), Unreadable: s.unreadable.Load(),
 	}}
@@ -94,6 +88,14 @@ func (s *search) result(offset, limit int, stats *walk.Stats) outcome.Outcome {
 		d.Shown = len(hits)
 		writeHits(&b, hits, s.before > 0 || s.after > 0)
 	default:
+		// The files, or their counts, in the order asked for (lines are
+		// always in path order: kept).
+		slices.SortFunc(s.counts, func(a, b fileCount) int {
+			if c := b.mtime.Compare(a.mtime); c != 0 {
+				return c // newest first; all zero unless sort is mtime
+			}
+			return strings.Compare(a.path, b.path)
+		})
 		total = int64(len(s.counts))
 		counts := page.Of(s.counts, offset, limit)
 		d.Shown = len(counts)
