@@ -125,10 +125,12 @@ func moreCases(e *benchEnv) []comparison {
 	// Start-up: static Go programs built with install.sh's flags, each
 	// side started 200 times in a loop.
 	hello, shtrue, deps, linked, loop := e.path("hello"), e.path("shtrue"), e.path("deps"), e.path("linked"), e.path("loop")
-	build := func(bins ...string) func() error {
+	// build builds the loop, and the program in pkg as bin with the tags
+	// given besides install.sh's.
+	build := func(bin, pkg string, tags ...string) func() error {
 		return func() error {
-			for i := 0; i < len(bins); i += 2 {
-				cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-trimpath", "-ldflags", "-s -w", "-o", bins[i], bins[i+1])
+			for _, b := range [][2]string{{loop, "./bench/startup/loop"}, {bin, pkg}} {
+				cmd := exec.Command("go", "build", "-tags", strings.Join(append([]string{"urfave_cli_no_docs"}, tags...), ","), "-trimpath", "-ldflags", "-s -w", "-o", b[0], b[1])
 				cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 				if out, err := cmd.CombinedOutput(); err != nil {
 					return fmt.Errorf("%v: %s", err, out)
@@ -142,37 +144,37 @@ func moreCases(e *benchEnv) []comparison {
 		comparison{
 			group: "startup", name: "toolkit --version, 200 starts, against a static Go program that prints a line",
 			base: starts(hello), tool: starts(tk, "--version"),
-			runs: e.runs, target: "≤ 1.25×", limit: 1.25, setup: build(loop, "./bench/startup/loop", hello, "./bench/startup/hello"),
+			runs: e.runs, target: "≤ 1.25×", limit: 1.25, setup: build(hello, "./bench/startup/hello"),
 		},
 		comparison{
 			group: "startup", name: "toolkit --version, 200 starts, against that program linking every package toolkit's packages import (bench/startup/deps)",
 			base: starts(deps), tool: starts(tk, "--version"),
-			runs: e.runs, target: "≤ 1.05×", limit: 1.05, setup: build(loop, "./bench/startup/loop", deps, "./bench/startup/deps"),
+			runs: e.runs, target: "≤ 1.05×", limit: 1.05, setup: build(deps, "./bench/startup/deps"),
 		},
 		comparison{
-			group: "startup", name: "toolkit --version, 200 starts, against bench/startup/linked: a program linking all of toolkit's code that prints a line and runs none of it",
+			group: "startup", name: "toolkit --version, 200 starts, against bench/startup/deps built with the tag linked: all of toolkit's code linked, none of it run",
 			base: starts(linked), tool: starts(tk, "--version"),
-			runs: e.runs, target: "report the ratio", setup: build(loop, "./bench/startup/loop", linked, "./bench/startup/linked"),
+			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against a static Go program that execs sh -c true",
 			base: starts(shtrue), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "(the row below sets it)", setup: build(loop, "./bench/startup/loop", shtrue, "./bench/startup/shtrue"),
+			runs: e.runs, target: "(the row below sets it)", setup: build(shtrue, "./bench/startup/shtrue"),
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps execing sh -c true",
 			base: starts(deps, "sh"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "≤ 1.3×", limit: 1.3, setup: build(loop, "./bench/startup/loop", deps, "./bench/startup/deps"),
+			runs: e.runs, target: "≤ 1.3×", limit: 1.3, setup: build(deps, "./bench/startup/deps"),
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps running sh -c true as a child (os/exec: start, wait), as toolkit must to say how it ended",
 			base: starts(deps, "run"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "report the ratio", setup: build(loop, "./bench/startup/loop", deps, "./bench/startup/deps"),
+			runs: e.runs, target: "report the ratio", setup: build(deps, "./bench/startup/deps"),
 		},
 		comparison{
-			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/linked running sh -c true as a child: what of a call is toolkit's own work",
+			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps built with the tag linked, running sh -c true as a child: what of a call is toolkit's own work",
 			base: starts(linked, "run"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "report the ratio", setup: build(loop, "./bench/startup/loop", linked, "./bench/startup/linked"),
+			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
 		},
 	)
 
