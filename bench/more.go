@@ -73,6 +73,24 @@ func moreCases(e *benchEnv) []comparison {
 		c.runs, c.setup = 3, makeBig
 		out = append(out, c)
 	}
+	// One directory of many files, which the walk's goroutines share: the
+	// files of Go's runtime package (not its subdirectories) three times.
+	oneDir := e.path("one-dir")
+	makeOneDir := func() error {
+		if _, err := os.Stat(oneDir); err != nil {
+			script := `mkdir -p "$1.tmp" && for i in 1 2 3; do for f in "$0"/runtime/*; do if [ -f "$f" ]; then cp "$f" "$1.tmp/$i-${f##*/}"; fi; done; done && mv "$1.tmp" "$1"`
+			if err := exec.Command("sh", "-c", script, src, oneDir).Run(); err != nil {
+				return err
+			}
+		}
+		return exec.Command("sh", "-c", "grep -rq \"warm the cache\" \"$0\"; true", oneDir).Run()
+	}
+	out = append(out, comparison{
+		group: "grep-rg", name: "TODO|FIXME, every match, against ripgrep 13 -j2, one directory of Go's runtime files three times",
+		base: []string{"rg", "-n", "--no-ignore", "-j2", `TODO|FIXME`, oneDir}, needs: "rg",
+		tool: []string{tk, "grep", "--no-ignore", "--limit", "1000000", `TODO|FIXME`, oneDir},
+		runs: e.runs, target: "report the ratio", setup: makeOneDir,
+	})
 	// The floor: the same searches by bench/floor/grep, a Go program using
 	// the standard library alone, written for speed and nothing else (no
 	// ignore files, sorting, limit or binary test but a NUL; its literal

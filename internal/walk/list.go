@@ -19,6 +19,7 @@ type dirent struct {
 type lister struct {
 	buf     []byte
 	entries []dirent
+	files   []Entry // the files of a directory to visit
 }
 
 // direntHead is the size of struct linux_dirent64 before its name: the

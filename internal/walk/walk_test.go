@@ -463,6 +463,14 @@ func TestSharedStack(t *testing.T) {
 		}
 	}
 	mk("", 5)
+	// A directory of more files than one goroutine visits at a time.
+	for i := range 3*share + 5 {
+		name := fmt.Sprintf("d1/many%d", i)
+		want[name] = true
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if len(want) < 400 {
 		t.Fatalf("a tree of %d entries", len(want))
 	}
@@ -511,6 +519,50 @@ func TestSharedStack(t *testing.T) {
 	})
 	if len(seen) >= len(want) {
 		t.Errorf("a walk stopped at its 50th entry visited all %d", len(seen))
+	}
+}
+
+// TestFilesShared: the files of one directory are visited by more than
+// one goroutine, so that a directory of many files does not hold up the
+// end of a walk: here the first visit of a file waits until a visit of
+// another is under way at the same time, which no goroutine alone can
+// bring about.
+func TestFilesShared(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 2 * share {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var mu sync.Mutex
+	cond := sync.NewCond(&mu)
+	busy, most, gaveUp := 0, 0, false
+	give := time.AfterFunc(10*time.Second, func() {
+		mu.Lock()
+		gaveUp = true
+		cond.Broadcast()
+		mu.Unlock()
+	})
+	defer give.Stop()
+	Walk(context.Background(), r, nil, "", Options{}, func(Entry) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		busy++
+		most = max(most, busy)
+		cond.Broadcast()
+		for most < 2 && !gaveUp {
+			cond.Wait()
+		}
+		busy--
+		return true
+	})
+	if most < 2 {
+		t.Fatalf("the files of one directory were visited by one goroutine at a time")
 	}
 }
 
