@@ -463,8 +463,8 @@ func TestSharedStack(t *testing.T) {
 		}
 	}
 	mk("", 5)
-	// A directory of more files than one goroutine visits at a time.
-	for i := range 3*share + 5 {
+	// A directory of many files, which the goroutines share.
+	for i := range 100 {
 		name := fmt.Sprintf("d1/many%d", i)
 		want[name] = true
 		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
@@ -522,14 +522,15 @@ func TestSharedStack(t *testing.T) {
 	}
 }
 
-// TestFilesShared: the files of one directory are visited by more than
-// one goroutine, so that a directory of many files does not hold up the
-// end of a walk: here the first visit of a file waits until a visit of
-// another is under way at the same time, which no goroutine alone can
-// bring about.
+// TestFilesShared: while a goroutine of the walk has nothing to do, the
+// files of a directory another is visiting are shared with it, so that a
+// directory of many files does not hold up the end of a walk. Here each
+// visit waits, up to 50 ms, for two visits to be under way at once, which
+// no goroutine alone brings about: a walk that shares nothing takes 50 ms
+// a file and fails.
 func TestFilesShared(t *testing.T) {
 	dir := t.TempDir()
-	for i := range 2 * share {
+	for i := range 32 {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -539,30 +540,24 @@ func TestFilesShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var mu sync.Mutex
-	cond := sync.NewCond(&mu)
-	busy, most, gaveUp := 0, 0, false
-	give := time.AfterFunc(10*time.Second, func() {
-		mu.Lock()
-		gaveUp = true
-		cond.Broadcast()
-		mu.Unlock()
-	})
-	defer give.Stop()
+	var busy atomic.Int32
+	together := make(chan struct{})
+	var once sync.Once
 	Walk(context.Background(), r, nil, "", Options{}, func(Entry) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		busy++
-		most = max(most, busy)
-		cond.Broadcast()
-		for most < 2 && !gaveUp {
-			cond.Wait()
+		if busy.Add(1) >= 2 {
+			once.Do(func() { close(together) })
 		}
-		busy--
+		select {
+		case <-together:
+		case <-time.After(50 * time.Millisecond):
+		}
+		busy.Add(-1)
 		return true
 	})
-	if most < 2 {
-		t.Fatalf("the files of one directory were visited by one goroutine at a time")
+	select {
+	case <-together:
+	default:
+		t.Fatal("the files of one directory were visited by one goroutine at a time")
 	}
 }
 
