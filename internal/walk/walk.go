@@ -167,7 +167,7 @@ type walker struct {
 	mu      sync.Mutex
 	cond    sync.Cond
 	todo    []dirWork
-	reading int // directories taken from todo and being read
+	reading int // work taken from todo and under way
 	// hungry is how many goroutines wait for work that none has been put
 	// on the stack for yet; changed under mu, read without it.
 	hungry atomic.Int32
@@ -198,7 +198,7 @@ func (d *openDir) release() {
 	}
 }
 
-// work reads directories until none is left and none is being read.
+// work takes work from the stack until none is left and none is under way.
 func (w *walker) work() {
 	var l lister
 	w.mu.Lock()
