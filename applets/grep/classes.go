@@ -4,7 +4,9 @@ package grep
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"regexp/syntax"
 	"slices"
 	"unicode"
@@ -350,6 +352,10 @@ type scanner struct {
 	at    int    // the anchor: the rarest place of cs
 	keys  []byte // the anchor's bytes, when they are few
 	table byteSet
+	// run says the table is one run of ASCII bytes from lo to hi (the
+	// digits, the lower-case letters), looked for eight bytes at a time.
+	run    bool
+	lo, hi byte
 }
 
 // maxKeys bounds the bytes of an anchor found with bytes.IndexByte.
@@ -394,8 +400,34 @@ func newScanner(cs classString) scanner {
 		s.at, s.keys = few, s.cs[few].members(maxKeys)
 	} else {
 		s.at, s.table = many, s.cs[many]
+		s.lo, s.hi, s.run = s.table.asciiRun()
 	}
 	return s
+}
+
+// asciiRun says whether the set is one run of ASCII bytes but NUL, and
+// where it starts and ends.
+func (s *byteSet) asciiRun() (lo, hi byte, ok bool) {
+	n := 0
+	for c := range 256 {
+		if s.has(byte(c)) {
+			if n == 0 {
+				lo = byte(c)
+			}
+			hi, n = byte(c), n+1
+		}
+	}
+	return lo, hi, n > 0 && lo > 0 && hi < 0x80 && int(hi-lo)+1 == n
+}
+
+// inRun marks each byte of x (eight bytes, the first the lowest) from lo
+// to hi with its top bit, lo > 0 and hi < 0x80: Bit Twiddling Hacks'
+// hasbetween, exact for each byte (no carry crosses from one to the next;
+// a byte of 0x80 or more is never marked).
+func inRun(x uint64, lo, hi byte) uint64 {
+	const ones, low7 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
+	m, n := uint64(lo)-1, uint64(hi)+1
+	return (ones*(127+n) - x&low7) & ^x & (x&low7 + ones*(127-m)) & (ones << 7)
 }
 
 // cache holds where each of a scanner's keys is next in the text being
@@ -457,7 +489,15 @@ func (s *scanner) findKey(hay []byte, pos int, c *cache) int {
 // anchor is where hay next holds a byte of the anchor at or after p, or -1.
 func (s *scanner) anchor(hay []byte, p int, c *cache) int {
 	if s.keys == nil {
-		for i := p; i < len(hay); i++ {
+		i := p
+		if s.run {
+			for ; i+8 <= len(hay); i += 8 {
+				if m := inRun(binary.LittleEndian.Uint64(hay[i:]), s.lo, s.hi); m != 0 {
+					return i + bits.TrailingZeros64(m)/8
+				}
+			}
+		}
+		for ; i < len(hay); i++ {
 			if s.table.has(hay[i]) {
 				return i
 			}

@@ -2,7 +2,9 @@ package grep
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -135,6 +137,7 @@ func TestPrefilter(t *testing.T) {
 		{`x.y`, false, false, []string{"y"}, [][]string{{"x"}}}, // y is the rarer
 		{`ça`, false, true, []string{"\xc3\xa7a"}, nil},
 		{`(?i)é`, false, false, []string{"\xc3[\x89\xa9]"}, nil},
+		{`[A-Z][a-z]+[0-9]{2,}`, false, false, []string{"[a-z][0-9][0-9]"}, [][]string{{"[A-Z][a-z]"}}},
 	} {
 		f, err := newFinder(tc.pattern, false, tc.ic, false)
 		if err != nil {
@@ -149,10 +152,63 @@ func TestPrefilter(t *testing.T) {
 		if got := shown(f.need); !slices.Equal(got, tc.need) || f.plain != tc.plain || fmt.Sprint(also) != fmt.Sprint(tc.also) {
 			t.Errorf("%q: need %q also %q (plain %v), want %q also %q (plain %v)", tc.pattern, got, also, f.plain, tc.need, tc.also, tc.plain)
 		}
-		text := []byte("TODO: x\nfixme FIXME\nFATAL ERROR here\nerrors.New(\"bad\")\nfunc fooHandler() {\nfunc main() {}\nta\u212Ak\nabc_123\nfoobarbaz\nça É é\n")
+		text := []byte("TODO: x\nfixme FIXME\nFATAL ERROR here\nerrors.New(\"bad\")\nfunc fooHandler() {\nfunc main() {}\nta\u212Ak\nabc_123\nfoobarbaz\nça É é\nVersion 2 of Errno42, a3 é9 Ab1\n")
 		if a, b := found(f, text), everyLine(reference(t, tc.pattern, false, tc.ic), text); !slices.Equal(a, b) {
 			t.Errorf("%q: with the prefilter %q, without %q", tc.pattern, a, b)
 		}
+	}
+}
+
+// TestInRun: a run of ASCII bytes is found eight bytes at a time, each
+// byte of a word marked exactly (a byte of 0x80 or more never), at every
+// place in a text, as the byte table finds it.
+func TestInRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, r := range [][2]byte{{'0', '9'}, {'a', 'z'}, {'A', 'Z'}, {1, 0x7f}, {'_', '_'}} {
+		for range 10000 {
+			var w [8]byte
+			for i := range w {
+				w[i] = byte(rng.IntN(256))
+				if rng.IntN(2) == 0 {
+					w[i] = r[0] + byte(rng.IntN(int(r[1]-r[0])+1)) + byte(rng.IntN(3)) - 1
+				}
+			}
+			m := inRun(binary.LittleEndian.Uint64(w[:]), r[0], r[1])
+			for i, c := range w {
+				if got, want := m>>(8*i+7)&1 == 1, c >= r[0] && c <= r[1]; got != want || m>>(8*i)&0x7f != 0 {
+					t.Fatalf("run %q-%q, byte %#x: marked %v", r[0], r[1], c, got)
+				}
+			}
+		}
+	}
+	var digits byteSet
+	for c := byte('0'); c <= '9'; c++ {
+		digits.add(c)
+	}
+	s := scanner{cs: classString{digits}, table: digits}
+	s.lo, s.hi, s.run = digits.asciiRun()
+	if !s.run {
+		t.Fatal("the digits are not a run")
+	}
+	text := []byte("abcdefghijklmnopqrstuvwxyz é ü 7 more words 42\n9")
+	for p := range text {
+		c := newCache()
+		want := -1
+		for i := p; i < len(text); i++ {
+			if digits.has(text[i]) {
+				want = i
+				break
+			}
+		}
+		if got := s.anchor(text, p, &c); got != want {
+			t.Fatalf("from %d: found at %d, the table at %d", p, got, want)
+		}
+	}
+	var notRun byteSet
+	notRun.add('a')
+	notRun.add('c')
+	if _, _, ok := notRun.asciiRun(); ok {
+		t.Error("a and c are a run")
 	}
 }
 
