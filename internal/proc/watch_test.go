@@ -1,7 +1,10 @@
 package proc
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"slices"
 	"testing"
 	"time"
 )
@@ -88,5 +91,34 @@ func TestOverLimitWords(t *testing.T) {
 	one := OverLimit{What: "memory", Limit: 64 << 20, Peak: 70 << 20, Processes: 1}
 	if got := one.Said(); got != "memory limit 64 MiB reached (peak 70 MiB); 1 process stopped" {
 		t.Errorf("%q", got)
+	}
+}
+
+// TestReadProc: /proc/vmstat is read whole into a buffer of its size or
+// more (every counter's name, oom_kill's among them, as os.ReadFile reads
+// them), and up to a smaller buffer's size.
+func TestReadProc(t *testing.T) {
+	names := func(b []byte) []string {
+		var out []string
+		for line := range bytes.Lines(b) {
+			name, _, _ := bytes.Cut(line, []byte(" "))
+			out = append(out, string(name))
+		}
+		return out
+	}
+	want, err := os.ReadFile("/proc/vmstat")
+	if err != nil {
+		t.Skip(err)
+	}
+	got, err := readProc("/proc/vmstat", make([]byte, 16<<10))
+	if err != nil || !slices.Equal(names(got), names(want)) {
+		t.Fatalf("read %d bytes (%v), os.ReadFile %d", len(got), err, len(want))
+	}
+	if bytes.Contains(want, []byte("\noom_kill ")) && !bytes.Contains(got, []byte("\noom_kill ")) {
+		t.Fatal("no oom_kill")
+	}
+	small, err := readProc("/proc/vmstat", make([]byte, 100))
+	if err != nil || len(small) != 100 || !slices.Equal(names(small)[:2], names(want)[:2]) {
+		t.Fatalf("100 bytes of /proc/vmstat: %q, %v", small, err)
 	}
 }
