@@ -231,23 +231,45 @@ func TestNotUTF8(t *testing.T) {
 
 // TestPrefilterBounded: a class string longer than maxClass is searched
 // for by maxClass places of it, and a text of one byte repeated, every
-// byte a hit of the anchor, costs no more than maxClass checks a byte.
+// byte a hit of the anchor, costs no more than maxClass checks a byte; the
+// literal itself is found in a line with bytes.Index, not the expression,
+// which stepped each of its 1,001 places at each byte of the line (12 s
+// here).
 func TestPrefilterBounded(t *testing.T) {
 	long := strings.Repeat("a", 1000) + "b"
 	f, err := newFinder(long, true, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.plain || len(f.need) != 1 || len(f.need[0].cs) != maxClass {
-		t.Fatalf("a literal of %d bytes: plain %v, a class string of %d places", len(long), f.plain, len(f.need[0].cs))
+	if f.plain || len(f.need) != 1 || len(f.need[0].cs) != maxClass || string(f.lit) != long {
+		t.Fatalf("a literal of %d bytes: plain %v, a class string of %d places, literal %d bytes", len(long), f.plain, len(f.need[0].cs), len(f.lit))
 	}
 	text := []byte(strings.Repeat("a", 1<<20))
 	if found(f, text) != nil {
 		t.Fatal("found in a text without it")
 	}
 	text = append(text, 'b')
-	if got := found(f, text); len(got) != 1 {
+	if got := found(f, text); !slices.Equal(got, []string{fmt.Sprintf("0-%d:%d-%d", len(text), len(text)-len(long), len(text))}) {
 		t.Fatalf("found %q", got)
+	}
+	// Only where the expression and the bytes agree: U+FFFD in a pattern
+	// matches an invalid byte of a text too.
+	for _, p := range []string{strings.Repeat("x", 40) + "\uFFFD", strings.Repeat("x", 40)} {
+		f, err := newFinder(p, true, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.lit != nil {
+			t.Errorf("%q (ignore case %v): found as its bytes", p, true)
+		}
+	}
+	f, err = newFinder(strings.Repeat("x", 40)+"\uFFFD", true, false, false)
+	if err != nil || f.lit != nil {
+		t.Errorf("a literal with U+FFFD found as its bytes (%v)", err)
+	}
+	text = []byte(strings.Repeat("x", 40) + "\xff\n")
+	if a, b := found(f, text), everyLine(reference(t, regexp.QuoteMeta(strings.Repeat("x", 40)+"\uFFFD"), false, false), text); !slices.Equal(a, b) {
+		t.Errorf("with U+FFFD: %q, the expression %q", a, b)
 	}
 }
 

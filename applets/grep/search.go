@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 )
@@ -17,8 +18,13 @@ import (
 // when a match is exactly the first of need's class strings found
 // (plain); with nothing known, on the whole text.
 type finder struct {
-	re    *regexp.Regexp // nil when plain
-	need  []scanner      // one of these is in every match; nil if nothing is known
+	re *regexp.Regexp // nil when plain
+	// lit is a literal too long to be a class string (over maxClass
+	// bytes), found in a line with bytes.Index in time linear in the line:
+	// the expression would step each of its places at each byte of a line
+	// of the byte it repeats (12 s for 1,001 bytes in a line of 1 MiB).
+	lit   []byte
+	need  []scanner // one of these is in every match; nil if nothing is known
 	plain bool
 	// multi says a match may span lines (re is then run on the whole text).
 	multi bool
@@ -90,6 +96,11 @@ func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, erro
 	}
 	if f.re, err = regexp.Compile(tree.String()); err != nil {
 		return nil, err
+	}
+	if literal && !ignoreCase && !strings.ContainsRune(pattern, utf8.RuneError) {
+		// Not plain, so longer than a class string. (A U+FFFD in it would
+		// match an invalid byte too, as the expression reads a text.)
+		f.lit = []byte(pattern)
 	}
 	for _, n := range factsOf(simple).all {
 		var ss []scanner
@@ -282,17 +293,17 @@ func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 		} else {
 			// The line on its own: a match must not run into the next one.
 			line := buf[ls:le]
-			var loc []int
+			found := false
 			tried++
 			if f.holdsOthers(line, d) {
 				passed++
-				loc = f.re.FindIndex(line)
+				ms, me, found = f.inLine(line)
 			}
-			if loc == nil {
+			if !found {
 				pos = le + 1
 				continue
 			}
-			ms, me = ls+loc[0], ls+loc[1]
+			ms, me = ls+ms, ls+me
 		}
 		if !fn(ls, le, ms, me) {
 			return
@@ -302,6 +313,21 @@ func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 		}
 		pos = le + 1
 	}
+}
+
+// inLine finds the first match in one line: the literal, where there is
+// one, with bytes.Index, else the expression.
+func (f *finder) inLine(line []byte) (ms, me int, found bool) {
+	if f.lit != nil {
+		if i := bytes.Index(line, f.lit); i >= 0 {
+			return i, i + len(f.lit), true
+		}
+		return 0, 0, false
+	}
+	if loc := f.re.FindIndex(line); loc != nil {
+		return loc[0], loc[1], true
+	}
+	return 0, 0, false
 }
 
 // holdsOthers says whether a line holds one of each set's class strings
