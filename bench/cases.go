@@ -95,7 +95,7 @@ func cases(e *benchEnv) []comparison {
 	// grep and glob search the Go distribution's own source tree (over
 	// 10,000 files), read once before so the page cache is warm.
 	src := goSource()
-	warm := func() error { return exec.Command("sh", "-c", "grep -rq \"warm the cache\" \"$0\"; true", src).Run() }
+	warm := func() error { return warmCache(src) }
 	// Jobs are kept in a state directory of the benchmark's own.
 	os.Setenv("TOOLKIT_STATE", e.path("state"))
 	small := e.path("small.txt")
@@ -476,6 +476,12 @@ func goSource() string {
 		return "/usr/local/go/src"
 	}
 	return filepath.Join(strings.TrimSpace(string(out)), "src")
+}
+
+// warmCache reads every file under dir once, so that a search of it finds
+// their pages in the page cache.
+func warmCache(dir string) error {
+	return exec.Command("sh", "-c", "grep -rq \"warm the cache\" \"$0\"; true", dir).Run()
 }
 
 // keeperMemory starts a job printing n bytes, waits until its keeper has

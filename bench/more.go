@@ -17,7 +17,7 @@ import (
 func moreCases(e *benchEnv) []comparison {
 	tk := e.toolkit
 	src := goSource()
-	warm := func() error { return exec.Command("sh", "-c", "grep -rq \"warm the cache\" \"$0\"; true", src).Run() }
+	warm := func() error { return warmCache(src) }
 	var out []comparison
 	for _, p := range []struct{ pattern, flag string }{
 		{`TODO|FIXME`, ""}, {`fatal.error`, "-i"}, {`errors\.New\("[a-z]`, ""}, {`func \w+Handler`, ""}, {`func.main`, ""}, {`[a-z]+_[0-9]{3}`, ""},
@@ -61,7 +61,7 @@ func moreCases(e *benchEnv) []comparison {
 				return err
 			}
 		}
-		return exec.Command("sh", "-c", "grep -rq \"warm the cache\" \"$0\"; true", big).Run()
+		return warmCache(big)
 	}
 	for _, c := range slices.Clone(out) {
 		if strings.HasPrefix(c.name, "[a-z]+_") || strings.HasPrefix(c.name, "[A-Z]") || !strings.Contains(c.name, "ripgrep") {
@@ -83,7 +83,7 @@ func moreCases(e *benchEnv) []comparison {
 				return err
 			}
 		}
-		return exec.Command("sh", "-c", "grep -rq \"warm the cache\" \"$0\"; true", oneDir).Run()
+		return warmCache(oneDir)
 	}
 	out = append(out, comparison{
 		group: "grep-rg", name: "TODO|FIXME, every match, against ripgrep 13 -j2, one directory of Go's runtime files three times",
