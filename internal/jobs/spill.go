@@ -76,7 +76,7 @@ func ExpireSpills(lifetime time.Duration) {
 	if fi, err := os.Stat(filepath.Join(dir, sweptStamp)); err == nil && time.Since(fi.ModTime()) <= lifetime {
 		return
 	}
-	TrimSpills(lifetime, "")
+	trimSpills(dir, lifetime, "")
 }
 
 // sweptStamp is the file in the spill directory whose modification time is
@@ -94,6 +94,11 @@ func TrimSpills(lifetime time.Duration, keep string) (kept Spills, room int64) {
 	if err != nil {
 		return Spills{}, MaxSpills
 	}
+	return trimSpills(dir, lifetime, keep)
+}
+
+// trimSpills is TrimSpills on the spill directory dir.
+func trimSpills(dir string, lifetime time.Duration, keep string) (kept Spills, room int64) {
 	oldest := time.Now() // before the directory is read: a spill it misses is newer
 	type spill struct {
 		path string
