@@ -93,8 +93,8 @@ func moreCases(e *benchEnv) []comparison {
 	})
 	// The floor: the same searches by bench/floor/grep, a Go program using
 	// the standard library alone, written for speed and nothing else (no
-	// ignore files, sorting, limit or binary test but a NUL; its literal
-	// given). Where toolkit is no slower than it, what is left of the gap
+	// ignore files, sorting, limit or binary test but a NUL; the class
+	// strings every match holds given). Where toolkit is no slower than it, what is left of the gap
 	// to ripgrep is Go's and the machine's. Built with the tag deps, it
 	// links what toolkit links besides its own code (bench/deps), as the
 	// start-up rows' floor does: its start and its pages in memory are
@@ -121,6 +121,10 @@ func moreCases(e *benchEnv) []comparison {
 		{`errors\.New\("[a-z]`, []string{"-re", `errors\.New\("[a-z]`, `errors.New("`}},
 		{`func \w+Handler`, []string{"-re", `func \w+Handler`, "Handler"}},
 		{`func.main`, []string{"-re", `func.main`, "main"}},
+		// No literal: each matching line holds a lower-case letter before
+		// two digits and a capital before a lower-case letter, as toolkit
+		// works out from the pattern.
+		{`[A-Z][a-z]+[0-9]{2,}`, []string{"-re", `[A-Z][a-z]+[0-9]{2,}`, "-also", "[A-Z][a-z]", "[a-z][0-9][0-9]"}},
 	} {
 		for _, f := range []struct{ bin, name string }{
 			{floor, "the floor (bench/floor/grep)"},

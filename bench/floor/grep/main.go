@@ -1,18 +1,21 @@
 // Command grep is the floor toolkit grep is measured against: the least a
 // Go program using the standard library alone does to print ripgrep's
-// lines for a pattern with a literal in every match, written for speed
-// and nothing else. Its walk and reads are the best of
+// lines for a pattern whose every match holds one of a few class strings,
+// written for speed and nothing else. Its walk and reads are the best of
 // ../shared/research/grep-floor.md: a stack of open directories shared by
 // one goroutine a CPU (and the runtime a P more), each listed with
 // getdents into a buffer it keeps, its files opened by name at their
 // directory and read with plain system calls into one buffer a goroutine,
 // the buffer searched whole; no ignore files, no hidden names, no sorting,
 // no limit, no binary test but a NUL.
-// A line is a candidate when it holds one of the literals (found with
-// bytes.Index), and is printed when the expression, if one is given,
-// matches it.
+// A line is a candidate when it holds one of the literals, and each of the
+// -also ones, and is printed when the expression, if one is given, matches
+// it. A literal is a class string: each of its places a byte or a range of
+// ASCII bytes, [x-y] (\ quotes the byte after it). It is found from its
+// rarest place: a byte with bytes.IndexByte, a range eight bytes at a time,
+// as toolkit's grep finds one; the other places are checked around a hit.
 //
-//	grep [-re EXPR] LITERAL... DIR
+//	grep [-re EXPR] [-also LITERAL]... LITERAL... DIR
 package main
 
 import (
@@ -21,6 +24,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"math/bits"
 	"os"
 	"regexp"
 	"runtime"
@@ -30,16 +34,20 @@ import (
 )
 
 func main() {
+	s := &search{out: bufio.NewWriterSize(os.Stdout, 64<<10)}
 	expr := flag.String("re", "", "a regular expression each printed line matches")
+	flag.Func("also", "a literal each candidate line holds too", func(l string) error {
+		s.also = append(s.also, parse(l))
+		return nil
+	})
 	flag.Parse()
 	args := flag.Args()
 	if len(args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: grep [-re EXPR] LITERAL... DIR")
+		fmt.Fprintln(os.Stderr, "usage: grep [-re EXPR] [-also LITERAL]... LITERAL... DIR")
 		os.Exit(2)
 	}
-	s := &search{out: bufio.NewWriterSize(os.Stdout, 64<<10)}
 	for _, l := range args[:len(args)-1] {
-		s.lits = append(s.lits, []byte(l))
+		s.lits = append(s.lits, parse(l))
 	}
 	if *expr != "" {
 		s.re = regexp.MustCompile(*expr)
@@ -70,7 +78,8 @@ type dir struct {
 }
 
 type search struct {
-	lits [][]byte
+	lits []literal
+	also []literal
 	re   *regexp.Regexp
 
 	mu     sync.Mutex
@@ -172,9 +181,46 @@ func (s *search) read(dir int, name string, buf []byte) []byte {
 	}
 }
 
-// rank is how common a byte is in source text, from 1 (the rarest) to 4:
-// a literal is found from its rarest byte, as ripgrep finds one.
-func rank(c byte) int {
+// place is one place of a literal: the bytes from lo to hi.
+type place struct{ lo, hi byte }
+
+// literal is a class string: a text holds it where each byte is in its
+// place.
+type literal []place
+
+// parse reads a literal: bytes, [x-y] ranges, \ quoting the next byte.
+func parse(l string) literal {
+	var lit literal
+	for i := 0; i < len(l); i++ {
+		switch {
+		case l[i] == '\\' && i+1 < len(l):
+			i++
+			lit = append(lit, place{l[i], l[i]})
+		case l[i] == '[' && i+4 < len(l) && l[i+2] == '-' && l[i+4] == ']':
+			lit = append(lit, place{l[i+1], l[i+3]})
+			i += 4
+		default:
+			lit = append(lit, place{l[i], l[i]})
+		}
+	}
+	return lit
+}
+
+// rank is how common a byte is in source text, from 1 (the rarest) to 4,
+// and a range as its commonest byte and a rank more for each further
+// kind: a literal is found from its rarest place, as ripgrep finds one.
+func rank(p place) int {
+	r := 0
+	for c := int(p.lo); c <= int(p.hi); c++ {
+		r = max(r, rankByte(byte(c)))
+	}
+	if p.lo != p.hi {
+		r++
+	}
+	return r
+}
+
+func rankByte(c byte) int {
 	switch {
 	case c == ' ' || c == 'e' || c == 't' || c == '\n':
 		return 4
@@ -188,13 +234,13 @@ func rank(c byte) int {
 	return 1
 }
 
-// finder finds one literal from its rarest byte.
+// finder finds one literal from its rarest place.
 type finder struct {
-	lit []byte
-	at  int // the place of the rarest byte in lit
+	lit literal
+	at  int // the rarest place
 }
 
-func newFinder(lit []byte) *finder {
+func newFinder(lit literal) *finder {
 	f := &finder{lit: lit}
 	for i := range lit {
 		if rank(lit[i]) < rank(lit[f.at]) {
@@ -204,18 +250,60 @@ func newFinder(lit []byte) *finder {
 	return f
 }
 
+// holds says whether buf holds the literal at i.
+func (f *finder) holds(buf []byte, i int) bool {
+	if i < 0 || len(buf)-i < len(f.lit) {
+		return false
+	}
+	for k, p := range f.lit {
+		if c := buf[i+k]; c < p.lo || c > p.hi {
+			return false
+		}
+	}
+	return true
+}
+
+// anchor is the first place at or after i of a byte in the literal's
+// rarest place, or -1: with bytes.IndexByte for one byte, else eight
+// bytes at a time (Bit Twiddling Hacks' hasbetween, for a range of ASCII
+// bytes but NUL), and the last few one by one.
+func (f *finder) anchor(buf []byte, i int) int {
+	p := f.lit[f.at]
+	if p.lo == p.hi {
+		if j := bytes.IndexByte(buf[i:], p.lo); j >= 0 {
+			return i + j
+		}
+		return -1
+	}
+	if p.lo > 0 && p.hi < 0x80 {
+		const ones, low7 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
+		m, n := uint64(p.lo)-1, uint64(p.hi)+1
+		for ; i+8 <= len(buf); i += 8 {
+			x := binary.LittleEndian.Uint64(buf[i:])
+			if hit := (ones*(127+n) - x&low7) & ^x & (x&low7 + ones*(127-m)) & (ones << 7); hit != 0 {
+				return i + bits.TrailingZeros64(hit)/8
+			}
+		}
+	}
+	for ; i < len(buf); i++ {
+		if buf[i] >= p.lo && buf[i] <= p.hi {
+			return i
+		}
+	}
+	return -1
+}
+
 // find is the first place at or after pos where the literal starts, or -1.
 func (f *finder) find(buf []byte, pos int) int {
 	for i := pos + f.at; i < len(buf); {
-		j := bytes.IndexByte(buf[i:], f.lit[f.at])
+		j := f.anchor(buf, i)
 		if j < 0 {
 			return -1
 		}
-		start := i + j - f.at
-		if start+len(f.lit) <= len(buf) && bytes.Equal(buf[start:start+len(f.lit)], f.lit) {
-			return start
+		if f.holds(buf, j-f.at) {
+			return j - f.at
 		}
-		i += j + 1
+		i = j + 1
 	}
 	return -1
 }
@@ -229,6 +317,10 @@ func (s *search) lines(path string, buf, out []byte) []byte {
 	for i, l := range s.lits {
 		finders[i] = newFinder(l)
 		next[i] = -2 // not looked for yet
+	}
+	also := make([]*finder, len(s.also))
+	for i, l := range s.also {
+		also[i] = newFinder(l)
 	}
 	line, counted := 1, 0
 	for pos := 0; pos < len(buf); {
@@ -249,7 +341,7 @@ func (s *search) lines(path string, buf, out []byte) []byte {
 		if i := bytes.IndexByte(buf[at:], '\n'); i >= 0 {
 			le = at + i
 		}
-		if s.re == nil || s.re.Match(buf[ls:le]) {
+		if s.candidate(also, buf[ls:le]) && (s.re == nil || s.re.Match(buf[ls:le])) {
 			line += bytes.Count(buf[counted:ls], []byte{'\n'})
 			counted = ls
 			out = append(out, path...)
@@ -262,4 +354,14 @@ func (s *search) lines(path string, buf, out []byte) []byte {
 		pos = le + 1
 	}
 	return out
+}
+
+// candidate says whether line holds each of the -also literals.
+func (s *search) candidate(also []*finder, line []byte) bool {
+	for _, f := range also {
+		if f.find(line, 0) < 0 {
+			return false
+		}
+	}
+	return true
 }
