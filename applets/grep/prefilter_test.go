@@ -34,33 +34,37 @@ func reference(t testing.TB, pattern string, fixed, ignoreCase bool) *regexp.Reg
 }
 
 // everyLine is what a search without the prefilter finds: re run on each
-// line on its own.
+// line on its own. A line is written as where it starts and ends and, when
+// it is longer than MaxLine, where its first match starts and ends, as
+// finder.each says it.
 func everyLine(re *regexp.Regexp, buf []byte) []string {
-	var out []string
-	for ls := 0; ls < len(buf); {
-		le := len(buf)
-		if i := bytes.IndexByte(buf[ls:], '\n'); i >= 0 {
-			le = ls + i
-		}
-		if loc := re.FindIndex(buf[ls:le]); loc != nil {
-			out = append(out, fmt.Sprintf("%d-%d:%d-%d", ls, le, ls+loc[0], ls+loc[1]))
-		}
-		ls = le + 1
-	}
-	return out
+	return eachLine(buf, func(line []byte) []int { return re.FindIndex(line) })
 }
 
 // everyLineHolding is everyLine for a literal of bytes: each line that
 // holds it, at its first place there.
 func everyLineHolding(lit string, buf []byte) []string {
+	return eachLine(buf, func(line []byte) []int {
+		if i := bytes.Index(line, []byte(lit)); i >= 0 {
+			return []int{i, i + len(lit)}
+		}
+		return nil
+	})
+}
+
+func eachLine(buf []byte, match func(line []byte) []int) []string {
 	var out []string
 	for ls := 0; ls < len(buf); {
 		le := len(buf)
 		if i := bytes.IndexByte(buf[ls:], '\n'); i >= 0 {
 			le = ls + i
 		}
-		if i := bytes.Index(buf[ls:le], []byte(lit)); i >= 0 {
-			out = append(out, fmt.Sprintf("%d-%d:%d-%d", ls, le, ls+i, ls+i+len(lit)))
+		if loc := match(buf[ls:le]); loc != nil {
+			if le-ls > MaxLine {
+				out = append(out, fmt.Sprintf("%d-%d:%d-%d", ls, le, ls+loc[0], ls+loc[1]))
+			} else {
+				out = append(out, fmt.Sprintf("%d-%d", ls, le))
+			}
 		}
 		ls = le + 1
 	}
@@ -71,7 +75,11 @@ func everyLineHolding(lit string, buf []byte) []string {
 func found(f *finder, buf []byte) []string {
 	var out []string
 	f.each(buf, 0, func(ls, le, ms, me int) bool {
-		out = append(out, fmt.Sprintf("%d-%d:%d-%d", ls, le, ms, me))
+		if ms < 0 && me < 0 {
+			out = append(out, fmt.Sprintf("%d-%d", ls, le))
+		} else {
+			out = append(out, fmt.Sprintf("%d-%d:%d-%d", ls, le, ms, me))
+		}
 		return true
 	})
 	return out
@@ -153,6 +161,8 @@ func TestPrefilter(t *testing.T) {
 			t.Errorf("%q: need %q also %q (plain %v), want %q also %q (plain %v)", tc.pattern, got, also, f.plain, tc.need, tc.also, tc.plain)
 		}
 		text := []byte("TODO: x\nfixme FIXME\nFATAL ERROR here\nerrors.New(\"bad\")\nfunc fooHandler() {\nfunc main() {}\nta\u212Ak\nabc_123\nfoobarbaz\nça É é\nVersion 2 of Errno42, a3 é9 Ab1\n")
+		// A line longer than MaxLine, where a match's place is given.
+		text = append(text, strings.Repeat("- ", MaxLine/2)+string(bytes.ReplaceAll(text, []byte("\n"), []byte(" ; ")))+"\n"...)
 		if a, b := found(f, text), everyLine(reference(t, tc.pattern, false, tc.ic), text); !slices.Equal(a, b) {
 			t.Errorf("%q: with the prefilter %q, without %q", tc.pattern, a, b)
 		}
@@ -220,9 +230,10 @@ func TestNotUTF8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := []byte("cafe\nun caf\xe9 cr\xe8me\n")
-	if got := found(f, text); !slices.Equal(got, []string{"5-18:8-12"}) {
-		t.Errorf("found %q", got)
+	pad := strings.Repeat(" ", MaxLine) // a long line: where its match is is given
+	text := []byte("cafe\nun caf\xe9 cr\xe8me" + pad + "\n")
+	if got, want := found(f, text), fmt.Sprintf("5-%d:8-12", 18+MaxLine); !slices.Equal(got, []string{want}) {
+		t.Errorf("found %q, want %q", got, want)
 	}
 	if _, err := newFinder(strings.Repeat("\xe9", maxClass+1), true, false, false); err == nil {
 		t.Error("a literal of 33 bytes not UTF-8 was taken")
@@ -276,7 +287,7 @@ func TestPrefilterBounded(t *testing.T) {
 // FuzzPrefilter: on any pattern and text, the prefiltered search finds the
 // lines and matches the pattern run on each line finds, byte for byte.
 func FuzzPrefilter(f *testing.F) {
-	for _, p := range []string{`TODO|FIXME`, `(?i)fatal.error`, `errors\.New\("[a-z]`, `func \w+Handler`, `func.main`, `(?i)ta(s|k)`, `a+b|c`, `x{2,}y`, `[a-z]+_[0-9]{3}`, `ab|abc`, `\bis\b`, `(?i)ÉTÉ|été`} {
+	for _, p := range []string{`TODO|FIXME`, `(?i)fatal.error`, `errors\.New\("[a-z]`, `func \w+Handler`, `func.main`, `(?i)ta(s|k)`, `a+b|c`, `x{2,}y`, `[a-z]+_[0-9]{3}`, `ab|abc`, `\bis\b`, `(?i)ÉTÉ|été`, `"[^"]+"`, `x.+é`, `[A-Z][a-z]+[0-9]{2,}`, `\S+\(`, `(?i)ab+c`} {
 		f.Add(p, []byte("TODO x\nFIXME\nfatal ERROR\nerrors.New(\"a\")\nfunc xHandler\nfunc main\ntaſk TAK\naab c\nxxy\nab_123 abc\nthis is\nÉté\n"))
 	}
 	f.Fuzz(func(t *testing.T, pattern string, text []byte) {

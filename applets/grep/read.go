@@ -249,7 +249,11 @@ func (fs *fileScan) hit(s *search, buf []byte, ls, le, ms, me int) {
 	if i := bytes.IndexByte(buf[ls:le], '\n'); i >= 0 {
 		first = ls + i
 	}
-	h := &hit{path: fs.display, line: fs.line, text: showLine(buf[ls:first], ms-ls, min(me, first)-ls)}
+	mls, mle := -1, -1 // the match in its first line, where it was worked out
+	if ms >= 0 {
+		mls, mle = ms-ls, min(me, first)-ls
+	}
+	h := &hit{path: fs.display, line: fs.line, text: showLine(buf[ls:first], mls, mle)}
 	end := fs.line // the match's last line
 	for start := first + 1; first < le && start <= le; {
 		stop := le

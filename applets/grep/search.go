@@ -23,7 +23,10 @@ type finder struct {
 	// bytes), found in a line with bytes.Index in time linear in the line:
 	// the expression would step each of its places at each byte of a line
 	// of the byte it repeats (12 s for 1,001 bytes in a line of 1 MiB).
-	lit   []byte
+	lit []byte
+	// chain decides a line short enough to be shown whole (showLine needs
+	// no match's place) where the pattern is one; nil where it is not.
+	chain *chain
 	need  []scanner // one of these is in every match; nil if nothing is known
 	plain bool
 	// multi says a match may span lines (re is then run on the whole text).
@@ -97,6 +100,7 @@ func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, erro
 	if f.re, err = regexp.Compile(tree.String()); err != nil {
 		return nil, err
 	}
+	f.chain = chainOf(simple)
 	if literal && !ignoreCase && !strings.ContainsRune(pattern, utf8.RuneError) {
 		// Not plain, so longer than a class string. (A U+FFFD in it would
 		// match an invalid byte too, as the expression reads a text.)
@@ -239,7 +243,9 @@ func withinLines(re *syntax.Regexp) (*syntax.Regexp, error) {
 
 // each calls fn for each line of buf that matches from the line that
 // starts at from on, in order: where the line starts and ends (without its
-// \n), and where the match in it starts and ends. fn returns false to stop.
+// \n), and where the match in it starts and ends, on a line longer than
+// MaxLine (-1, -1 on a shorter one, which is shown whole: the regexp would
+// work out where at a cost). fn returns false to stop.
 func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 	if f.multi {
 		f.eachSpan(buf, from, fn)
@@ -287,9 +293,11 @@ func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 		if i := bytes.IndexByte(buf[at:], '\n'); i >= 0 {
 			le = at + i
 		}
-		ms, me := at, at
+		ms, me := -1, -1
 		if f.plain {
-			me += len(f.need[which].cs) // never cut: plainOf keeps them short
+			if le-ls > MaxLine {
+				ms, me = at, at+len(f.need[which].cs) // never cut: plainOf keeps them short
+			}
 		} else {
 			// The line on its own: a match must not run into the next one.
 			line := buf[ls:le]
@@ -303,7 +311,9 @@ func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 				pos = le + 1
 				continue
 			}
-			ms, me = ls+ms, ls+me
+			if ms >= 0 {
+				ms, me = ls+ms, ls+me
+			}
 		}
 		if !fn(ls, le, ms, me) {
 			return
@@ -316,13 +326,23 @@ func (f *finder) each(buf []byte, from int, fn func(ls, le, ms, me int) bool) {
 }
 
 // inLine finds the first match in one line: the literal, where there is
-// one, with bytes.Index, else the expression.
+// one, with bytes.Index, else the expression. On a line of at most
+// MaxLine bytes it only says whether there is one (ms and me -1), by the
+// chain where the pattern is one.
 func (f *finder) inLine(line []byte) (ms, me int, found bool) {
+	short := len(line) <= MaxLine
 	if f.lit != nil {
-		if i := bytes.Index(line, f.lit); i >= 0 {
-			return i, i + len(f.lit), true
+		i := bytes.Index(line, f.lit)
+		if i < 0 || short {
+			return -1, -1, i >= 0
 		}
-		return 0, 0, false
+		return i, i + len(f.lit), true
+	}
+	if short {
+		if f.chain != nil {
+			return -1, -1, f.chain.match(line)
+		}
+		return -1, -1, f.re.Match(line)
 	}
 	if loc := f.re.FindIndex(line); loc != nil {
 		return loc[0], loc[1], true

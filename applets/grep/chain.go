@@ -1,0 +1,159 @@
+package grep
+
+import (
+	"regexp/syntax"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A chain decides whether a line matches, without the regular expression,
+// for a pattern that is a run of byte sets each taken once or, where it
+// says, once or more: func \w+Handler, [a-z]+_[0-9]{3}, "[^"]+". Such
+// patterns are common in what models search for, and on a line that holds
+// what every match must hold, Go's regexp (a backtracker or an NFA, no DFA)
+// is most of a search's time. A chain reads each byte of the line once
+// (Baeza-Yates and Gonnet's shift-and, with a place that repeats keeping
+// its bit): bit i of the state is set after a byte where the text just
+// before and including it matches the chain's places up to i.
+//
+// It is exact against the regexp, which reads runes: a set of ASCII bytes
+// matches a rune only where the rune is that one byte, and every byte of a
+// rune of more than one byte is 0x80 or more. A place may hold bytes of
+// 0x80 and more only where its class holds every rune from 0x80 on and it
+// repeats (the bytes of any runes, valid or not, are then one or more of
+// its runes), and not beside another such place (two of them could share
+// one rune's bytes).
+type chain struct {
+	sets [256]uint64 // the places each byte may be at
+	rep  uint64      // the places that repeat
+	last uint64      // the last place: the line matches when it is set
+}
+
+// maxChain bounds a chain's places: the bits of a state.
+const maxChain = 64
+
+// chainOf is the chain re is, a simplified pattern made to match within
+// lines, or nil if it is not one.
+func chainOf(re *syntax.Regexp) *chain {
+	var places []byteSet
+	var rep uint64
+	high := func(i int) bool { return places[i][2]|places[i][3] != 0 }
+	var add func(re *syntax.Regexp) bool
+	add = func(re *syntax.Regexp) bool {
+		switch re.Op {
+		case syntax.OpCapture:
+			return add(re.Sub[0])
+		case syntax.OpConcat:
+			for _, sub := range re.Sub {
+				if !add(sub) {
+					return false
+				}
+			}
+			return true
+		case syntax.OpLiteral:
+			for _, r := range re.Rune {
+				s, ok := runeSet(r, re.Flags&syntax.FoldCase != 0)
+				if !ok || len(places) == maxChain {
+					return false
+				}
+				places = append(places, s)
+			}
+			return true
+		case syntax.OpCharClass, syntax.OpAnyCharNotNL:
+			s, ok := classSet(re, false)
+			if !ok || len(places) == maxChain {
+				return false
+			}
+			places = append(places, s)
+			return true
+		case syntax.OpPlus:
+			s, ok := byteSet{}, false
+			switch sub := re.Sub[0]; sub.Op {
+			case syntax.OpLiteral:
+				if len(sub.Rune) == 1 {
+					s, ok = runeSet(sub.Rune[0], sub.Flags&syntax.FoldCase != 0)
+				}
+			case syntax.OpCharClass, syntax.OpAnyCharNotNL:
+				s, ok = classSet(sub, true)
+			}
+			if !ok || len(places) == maxChain {
+				return false
+			}
+			places = append(places, s)
+			rep |= 1 << (len(places) - 1)
+			return true
+		}
+		return false
+	}
+	if !add(re) || len(places) == 0 {
+		return nil
+	}
+	c := &chain{rep: rep, last: 1 << (len(places) - 1)}
+	for i := range places {
+		if i > 0 && high(i) && high(i-1) {
+			return nil
+		}
+		for b := range 256 {
+			if places[i].has(byte(b)) {
+				c.sets[b] |= 1 << i
+			}
+		}
+	}
+	return c
+}
+
+// runeSet is the bytes of r, or with fold of each rune it folds to, if
+// each is one byte.
+func runeSet(r rune, fold bool) (byteSet, bool) {
+	var s byteSet
+	for f := r; ; {
+		if f >= utf8.RuneSelf {
+			return s, false
+		}
+		s.add(byte(f))
+		if f = unicode.SimpleFold(f); !fold || f == r {
+			return s, true
+		}
+	}
+}
+
+// classSet is the bytes of a class (or of ., every rune but \n): its ASCII
+// runes, and where it repeats and holds every rune from 0x80 on, every
+// byte from 0x80 on.
+func classSet(re *syntax.Regexp, repeats bool) (byteSet, bool) {
+	ranges := re.Rune
+	if re.Op == syntax.OpAnyCharNotNL {
+		ranges = []rune{0, '\n' - 1, '\n' + 1, unicode.MaxRune}
+	}
+	var s byteSet
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		if hi >= utf8.RuneSelf {
+			// The last range, sorted: it must run from 0x80 or before to
+			// the last rune.
+			if !repeats || lo > utf8.RuneSelf || hi != unicode.MaxRune || i+2 < len(ranges) {
+				return s, false
+			}
+			for b := utf8.RuneSelf; b < 256; b++ {
+				s.add(byte(b))
+			}
+			hi = utf8.RuneSelf - 1
+		}
+		for r := lo; r <= hi; r++ {
+			s.add(byte(r))
+		}
+	}
+	return s, true
+}
+
+// match says whether line holds a match.
+func (c *chain) match(line []byte) bool {
+	var d uint64
+	for _, b := range line {
+		d = (d<<1 | 1 | d&c.rep) & c.sets[b]
+		if d&c.last != 0 {
+			return true
+		}
+	}
+	return false
+}
