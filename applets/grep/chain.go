@@ -1,32 +1,41 @@
 package grep
 
 import (
+	"bytes"
 	"regexp/syntax"
 	"unicode"
 	"unicode/utf8"
 )
 
 // A chain decides whether a line matches, without the regular expression,
-// for a pattern that is a run of byte sets each taken once or, where it
-// says, once or more: func \w+Handler, [a-z]+_[0-9]{3}, "[^"]+". Such
-// patterns are common in what models search for, and on a line that holds
-// what every match must hold, Go's regexp (a backtracker or an NFA, no DFA)
-// is most of a search's time. A chain reads each byte of the line once
-// (Baeza-Yates and Gonnet's shift-and, with a place that repeats keeping
-// its bit): bit i of the state is set after a byte where the text just
-// before and including it matches the chain's places up to i.
+// for a pattern that is a run of places, each a set of bytes taken once,
+// once or more (+), at most once (?) or any number of times (*):
+// func \w+Handler, [a-z]+_[0-9]{3}, "[^"]+", func.*Handler. Such patterns
+// are common in what models search for, and on a line that holds what
+// every match must hold, Go's regexp (a backtracker or an NFA, no DFA) is
+// most of a search's time. A chain reads each byte of the line once
+// (Baeza-Yates and Gonnet's shift-and): bit i of the state is set after a
+// byte where the text up to and including it matches the places up to i.
+// A place that repeats keeps its bit on a byte of its set; one that may be
+// left out passes on the bit before it (runs of them, run times over).
 //
 // It is exact against the regexp, which reads runes: a set of ASCII bytes
 // matches a rune only where the rune is that one byte, and every byte of a
 // rune of more than one byte is 0x80 or more. A place may hold bytes of
 // 0x80 and more only where its class holds every rune from 0x80 on and it
 // repeats (the bytes of any runes, valid or not, are then one or more of
-// its runes), and not beside another such place (two of them could share
-// one rune's bytes).
+// its runes), and with a place of ASCII that may not be left out between
+// it and any other such place (two of them could share one rune's bytes).
 type chain struct {
 	sets [256]uint64 // the places each byte may be at
 	rep  uint64      // the places that repeat
+	opt  uint64      // the places that may be left out
+	run  int         // the longest run of those
 	last uint64      // the last place: the line matches when it is set
+	// first is the byte every match starts with, where the first place
+	// is one byte that may not be left out, else -1: with no place set,
+	// the line is read on from its next one with bytes.IndexByte.
+	first int
 }
 
 // maxChain bounds a chain's places: the bits of a state.
@@ -36,8 +45,8 @@ const maxChain = 64
 // lines, or nil if it is not one.
 func chainOf(re *syntax.Regexp) *chain {
 	var places []byteSet
-	var rep uint64
-	high := func(i int) bool { return places[i][2]|places[i][3] != 0 }
+	var rep, opt uint64
+	// add adds re's places, or says it is not a run of them.
 	var add func(re *syntax.Regexp) bool
 	add = func(re *syntax.Regexp) bool {
 		switch re.Op {
@@ -66,7 +75,8 @@ func chainOf(re *syntax.Regexp) *chain {
 			}
 			places = append(places, s)
 			return true
-		case syntax.OpPlus:
+		case syntax.OpPlus, syntax.OpStar, syntax.OpQuest:
+			repeats := re.Op != syntax.OpQuest
 			s, ok := byteSet{}, false
 			switch sub := re.Sub[0]; sub.Op {
 			case syntax.OpLiteral:
@@ -74,13 +84,19 @@ func chainOf(re *syntax.Regexp) *chain {
 					s, ok = runeSet(sub.Rune[0], sub.Flags&syntax.FoldCase != 0)
 				}
 			case syntax.OpCharClass, syntax.OpAnyCharNotNL:
-				s, ok = classSet(sub, true)
+				s, ok = classSet(sub, repeats)
 			}
 			if !ok || len(places) == maxChain {
 				return false
 			}
 			places = append(places, s)
-			rep |= 1 << (len(places) - 1)
+			bit := uint64(1) << (len(places) - 1)
+			if repeats {
+				rep |= bit
+			}
+			if re.Op != syntax.OpPlus {
+				opt |= bit
+			}
 			return true
 		}
 		return false
@@ -88,16 +104,35 @@ func chainOf(re *syntax.Regexp) *chain {
 	if !add(re) || len(places) == 0 {
 		return nil
 	}
-	c := &chain{rep: rep, last: 1 << (len(places) - 1)}
+	c := &chain{rep: rep, opt: opt, last: 1 << (len(places) - 1), first: -1}
+	if m := places[0].members(2); len(m) == 1 && opt&1 == 0 {
+		c.first = int(m[0])
+	}
+	high, run := false, 0 // a place past ASCII since the last that must be an ASCII byte
 	for i := range places {
-		if i > 0 && high(i) && high(i-1) {
-			return nil
+		switch {
+		case places[i][2]|places[i][3] != 0:
+			if high {
+				return nil
+			}
+			high = true
+		case opt&(1<<i) == 0:
+			high = false
+		}
+		if opt&(1<<i) != 0 {
+			run++
+			c.run = max(c.run, run)
+		} else {
+			run = 0
 		}
 		for b := range 256 {
 			if places[i].has(byte(b)) {
 				c.sets[b] |= 1 << i
 			}
 		}
+	}
+	if c.run == len(places) {
+		return nil // it matches an empty line
 	}
 	return c
 }
@@ -148,12 +183,31 @@ func classSet(re *syntax.Regexp, repeats bool) (byteSet, bool) {
 
 // match says whether line holds a match.
 func (c *chain) match(line []byte) bool {
-	var d uint64
-	for _, b := range line {
-		d = (d<<1 | 1 | d&c.rep) & c.sets[b]
+	d := c.skip(0) // never the last place: a chain matches no empty line
+	for i := 0; i < len(line); i++ {
+		if d == 0 && c.first >= 0 {
+			j := bytes.IndexByte(line[i:], byte(c.first))
+			if j < 0 {
+				return false
+			}
+			i += j
+		}
+		d = (d<<1 | 1 | d&c.rep) & c.sets[line[i]]
+		if c.run > 0 {
+			d = c.skip(d)
+		}
 		if d&c.last != 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// skip sets the bit of each place that may be left out after one that is
+// set, or at the start of a match (which may start at any byte).
+func (c *chain) skip(d uint64) uint64 {
+	for range c.run {
+		d |= (d<<1 | 1) & c.opt
+	}
+	return d
 }
