@@ -3,6 +3,7 @@ package keep
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -31,7 +32,13 @@ func TestHold(t *testing.T) {
 	}
 }
 
+// TestOwnerGone: this process is not gone; a pid that is not one is.
+// Both of this process's reads of its start are on one thread: qemu-user,
+// which runs the arm64 tests, writes each thread's own start time into
+// /proc/self/stat, so that two threads of one process differ.
 func TestOwnerGone(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if OwnerGone(Owner()) {
 		t.Fatal("this process is gone")
 	}
