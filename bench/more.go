@@ -116,24 +116,31 @@ func moreCases(e *benchEnv) []comparison {
 	for _, p := range []struct {
 		pattern string
 		floor   []string
+		ic      bool // --ignore-case
 	}{
-		{`TODO|FIXME`, []string{"TODO", "FIXME"}},
-		{`errors\.New\("[a-z]`, []string{"-re", `errors\.New\("[a-z]`, `errors.New("`}},
-		{`func \w+Handler`, []string{"-re", `func \w+Handler`, "Handler"}},
-		{`func.main`, []string{"-re", `func.main`, "main"}},
+		{`TODO|FIXME`, []string{"TODO", "FIXME"}, false},
+		// Each letter either case, as toolkit looks for them.
+		{`fatal.error`, []string{"-re", `(?i)fatal.error`, "-also", "[Ee][Rr][Rr][Oo][Rr]", "[Ff][Aa][Tt][Aa][Ll]"}, true},
+		{`errors\.New\("[a-z]`, []string{"-re", `errors\.New\("[a-z]`, `errors.New("`}, false},
+		{`func \w+Handler`, []string{"-re", `func \w+Handler`, "Handler"}, false},
+		{`func.main`, []string{"-re", `func.main`, "main"}, false},
 		// No literal: each matching line holds a lower-case letter before
 		// two digits and a capital before a lower-case letter, as toolkit
 		// works out from the pattern.
-		{`[A-Z][a-z]+[0-9]{2,}`, []string{"-re", `[A-Z][a-z]+[0-9]{2,}`, "-also", "[A-Z][a-z]", "[a-z][0-9][0-9]"}},
+		{`[A-Z][a-z]+[0-9]{2,}`, []string{"-re", `[A-Z][a-z]+[0-9]{2,}`, "-also", "[A-Z][a-z]", "[a-z][0-9][0-9]"}, false},
 	} {
 		for _, f := range []struct{ bin, name string }{
 			{floor, "the floor (bench/floor/grep)"},
 			{floorDeps, "the floor linking toolkit's dependencies (bench/floor/grep, tag deps)"},
 		} {
+			tool, name := []string{tk, "grep", "--no-ignore", "--limit", "1000000"}, p.pattern
+			if p.ic {
+				tool, name = append(tool, "--ignore-case"), name+" (ignore case)"
+			}
 			out = append(out, comparison{
-				group: "grep-rg", name: p.pattern + ", every match, against " + f.name + ", Go's source tree",
+				group: "grep-rg", name: name + ", every match, against " + f.name + ", Go's source tree",
 				base: append(append([]string{f.bin}, p.floor...), src),
-				tool: []string{tk, "grep", "--no-ignore", "--limit", "1000000", p.pattern, src},
+				tool: append(tool, p.pattern, src),
 				runs: e.runs, target: "report the ratio", setup: buildFloor,
 			})
 		}

@@ -10,10 +10,11 @@
 // no limit, no binary test but a NUL.
 // A line is a candidate when it holds one of the literals, and each of the
 // -also ones, and is printed when the expression, if one is given, matches
-// it. A literal is a class string: each of its places a byte or a range of
-// ASCII bytes, [x-y] (\ quotes the byte after it). It is found from its
-// rarest place: a byte with bytes.IndexByte, a range eight bytes at a time,
-// as toolkit's grep finds one; the other places are checked around a hit.
+// it. A literal is a class string: each of its places a byte or a set of
+// bytes in brackets, [Ff] or [a-z] (\ quotes the byte after it). It is
+// found from its rarest place, as toolkit's grep finds one: up to three
+// bytes with bytes.IndexByte, a range of ASCII eight bytes at a time; the
+// other places are checked around a hit.
 //
 //	grep [-re EXPR] [-also LITERAL]... LITERAL... DIR
 package main
@@ -29,6 +30,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -37,7 +39,7 @@ func main() {
 	s := &search{out: bufio.NewWriterSize(os.Stdout, 64<<10)}
 	expr := flag.String("re", "", "a regular expression each printed line matches")
 	flag.Func("also", "a literal each candidate line holds too", func(l string) error {
-		s.also = append(s.also, parse(l))
+		s.also = append(s.also, newFinder(parse(l)))
 		return nil
 	})
 	flag.Parse()
@@ -47,7 +49,7 @@ func main() {
 		os.Exit(2)
 	}
 	for _, l := range args[:len(args)-1] {
-		s.lits = append(s.lits, parse(l))
+		s.lits = append(s.lits, newFinder(parse(l)))
 	}
 	if *expr != "" {
 		s.re = regexp.MustCompile(*expr)
@@ -78,8 +80,8 @@ type dir struct {
 }
 
 type search struct {
-	lits []literal
-	also []literal
+	lits []*finder // worked out once, copied for each text
+	also []*finder
 	re   *regexp.Regexp
 
 	mu     sync.Mutex
@@ -181,40 +183,69 @@ func (s *search) read(dir int, name string, buf []byte) []byte {
 	}
 }
 
-// place is one place of a literal: the bytes from lo to hi.
-type place struct{ lo, hi byte }
+// place is one place of a literal: the bytes it may be.
+type place [4]uint64
+
+func (p *place) add(c byte)      { p[c>>6] |= 1 << (c & 63) }
+func (p *place) has(c byte) bool { return p[c>>6]&(1<<(c&63)) != 0 }
+
+// members are the place's bytes, up to n of them.
+func (p *place) members(n int) []byte {
+	var out []byte
+	for c := 0; c < 256 && len(out) < n; c++ {
+		if p.has(byte(c)) {
+			out = append(out, byte(c))
+		}
+	}
+	return out
+}
 
 // literal is a class string: a text holds it where each byte is in its
 // place.
 type literal []place
 
-// parse reads a literal: bytes, [x-y] ranges, \ quoting the next byte.
+// parse reads a literal: bytes, sets of bytes and ranges in brackets
+// ([Ff], [a-z]), \ quoting the next byte.
 func parse(l string) literal {
 	var lit literal
 	for i := 0; i < len(l); i++ {
+		var p place
 		switch {
 		case l[i] == '\\' && i+1 < len(l):
 			i++
-			lit = append(lit, place{l[i], l[i]})
-		case l[i] == '[' && i+4 < len(l) && l[i+2] == '-' && l[i+4] == ']':
-			lit = append(lit, place{l[i+1], l[i+3]})
-			i += 4
+			p.add(l[i])
+		case l[i] == '[' && strings.IndexByte(l[i+1:], ']') > 0:
+			end := i + 1 + strings.IndexByte(l[i+1:], ']')
+			for k := i + 1; k < end; k++ {
+				if k+2 < end && l[k+1] == '-' {
+					for c := int(l[k]); c <= int(l[k+2]); c++ {
+						p.add(byte(c))
+					}
+					k += 2
+				} else {
+					p.add(l[k])
+				}
+			}
+			i = end
 		default:
-			lit = append(lit, place{l[i], l[i]})
+			p.add(l[i])
 		}
+		lit = append(lit, p)
 	}
 	return lit
 }
 
 // rank is how common a byte is in source text, from 1 (the rarest) to 4,
-// and a range as its commonest byte and a rank more for each further
-// kind: a literal is found from its rarest place, as ripgrep finds one.
+// and a set as its commonest byte, a rank more when it has several: a
+// literal is found from its rarest place, as ripgrep finds one.
 func rank(p place) int {
 	r := 0
-	for c := int(p.lo); c <= int(p.hi); c++ {
-		r = max(r, rankByte(byte(c)))
+	for c := range 256 {
+		if p.has(byte(c)) {
+			r = max(r, rankByte(byte(c)))
+		}
 	}
-	if p.lo != p.hi {
+	if len(p.members(2)) > 1 {
 		r++
 	}
 	return r
@@ -234,10 +265,17 @@ func rankByte(c byte) int {
 	return 1
 }
 
-// finder finds one literal from its rarest place.
+// finder finds one literal in one text from its rarest place: where that
+// place is up to three bytes, with bytes.IndexByte for each, each byte's
+// next place kept until the search passes it; where it is a range of
+// ASCII (but NUL), eight bytes at a time (Bit Twiddling Hacks'
+// hasbetween); else a byte at a time.
 type finder struct {
-	lit literal
-	at  int // the rarest place
+	lit    literal
+	at     int    // the rarest place
+	keys   []byte // its bytes, when they are few
+	next   []int  // where each key is next, -2 before it is looked for
+	lo, hi byte   // its range, when it is one (hi >= lo)
 }
 
 func newFinder(lit literal) *finder {
@@ -247,7 +285,32 @@ func newFinder(lit literal) *finder {
 			f.at = i
 		}
 	}
+	p := &lit[f.at]
+	if m := p.members(4); len(m) <= 3 {
+		f.keys, f.next = m, make([]int, len(m))
+		f.reset()
+		return f
+	}
+	m := p.members(256)
+	if lo, hi := m[0], m[len(m)-1]; lo > 0 && hi < 0x80 && int(hi-lo)+1 == len(m) {
+		f.lo, f.hi = lo, hi
+	}
 	return f
+}
+
+// copy is a finder of its own for one text.
+func (f *finder) copy() *finder {
+	c := *f
+	c.next = make([]int, len(f.keys))
+	c.reset()
+	return &c
+}
+
+// reset readies the finder for a new text.
+func (f *finder) reset() {
+	for k := range f.next {
+		f.next[k] = -2
+	}
 }
 
 // holds says whether buf holds the literal at i.
@@ -255,29 +318,35 @@ func (f *finder) holds(buf []byte, i int) bool {
 	if i < 0 || len(buf)-i < len(f.lit) {
 		return false
 	}
-	for k, p := range f.lit {
-		if c := buf[i+k]; c < p.lo || c > p.hi {
+	for k := range f.lit {
+		if !f.lit[k].has(buf[i+k]) {
 			return false
 		}
 	}
 	return true
 }
 
-// anchor is the first place at or after i of a byte in the literal's
-// rarest place, or -1: with bytes.IndexByte for one byte, else eight
-// bytes at a time (Bit Twiddling Hacks' hasbetween, for a range of ASCII
-// bytes but NUL), and the last few one by one.
+// anchor is the first place at or after i of a byte of the literal's
+// rarest place, or -1.
 func (f *finder) anchor(buf []byte, i int) int {
-	p := f.lit[f.at]
-	if p.lo == p.hi {
-		if j := bytes.IndexByte(buf[i:], p.lo); j >= 0 {
-			return i + j
+	if f.keys != nil {
+		first := -1
+		for k, key := range f.keys {
+			if f.next[k] != -1 && f.next[k] < i {
+				f.next[k] = -1
+				if j := bytes.IndexByte(buf[i:], key); j >= 0 {
+					f.next[k] = i + j
+				}
+			}
+			if f.next[k] >= 0 && (first < 0 || f.next[k] < first) {
+				first = f.next[k]
+			}
 		}
-		return -1
+		return first
 	}
-	if p.lo > 0 && p.hi < 0x80 {
+	if f.hi >= f.lo && f.hi > 0 {
 		const ones, low7 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
-		m, n := uint64(p.lo)-1, uint64(p.hi)+1
+		m, n := uint64(f.lo)-1, uint64(f.hi)+1
 		for ; i+8 <= len(buf); i += 8 {
 			x := binary.LittleEndian.Uint64(buf[i:])
 			if hit := (ones*(127+n) - x&low7) & ^x & (x&low7 + ones*(127-m)) & (ones << 7); hit != 0 {
@@ -285,8 +354,9 @@ func (f *finder) anchor(buf []byte, i int) int {
 			}
 		}
 	}
+	p := &f.lit[f.at]
 	for ; i < len(buf); i++ {
-		if buf[i] >= p.lo && buf[i] <= p.hi {
+		if p.has(buf[i]) {
 			return i
 		}
 	}
@@ -294,6 +364,7 @@ func (f *finder) anchor(buf []byte, i int) int {
 }
 
 // find is the first place at or after pos where the literal starts, or -1.
+// Between calls on one text, pos never goes back.
 func (f *finder) find(buf []byte, pos int) int {
 	for i := pos + f.at; i < len(buf); {
 		j := f.anchor(buf, i)
@@ -314,13 +385,13 @@ func (f *finder) find(buf []byte, pos int) int {
 func (s *search) lines(path string, buf, out []byte) []byte {
 	finders := make([]*finder, len(s.lits))
 	next := make([]int, len(s.lits))
-	for i, l := range s.lits {
-		finders[i] = newFinder(l)
+	for i, f := range s.lits {
+		finders[i] = f.copy()
 		next[i] = -2 // not looked for yet
 	}
 	also := make([]*finder, len(s.also))
-	for i, l := range s.also {
-		also[i] = newFinder(l)
+	for i, f := range s.also {
+		also[i] = f.copy()
 	}
 	line, counted := 1, 0
 	for pos := 0; pos < len(buf); {
@@ -359,6 +430,7 @@ func (s *search) lines(path string, buf, out []byte) []byte {
 // candidate says whether line holds each of the -also literals.
 func (s *search) candidate(also []*finder, line []byte) bool {
 	for _, f := range also {
+		f.reset() // a new text
 		if f.find(line, 0) < 0 {
 			return false
 		}
