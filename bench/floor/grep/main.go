@@ -379,9 +379,9 @@ func (f *finder) find(buf []byte, pos int) int {
 	return -1
 }
 
-// lines appends to out the lines of buf that hold a literal (and match
-// the expression), as path:LINE:text. Each literal's next place is kept
-// until the search passes it.
+// lines appends to out the lines of buf that hold a literal (and each
+// -also one, and match the expression), as path:LINE:text. Each literal's
+// next place is kept until the search passes it.
 func (s *search) lines(path string, buf, out []byte) []byte {
 	finders := make([]*finder, len(s.lits))
 	next := make([]int, len(s.lits))
