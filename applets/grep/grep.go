@@ -140,6 +140,16 @@ type kept struct {
 	n     int
 	files []fileHits
 	total int // hits in files
+	// last is the path of the last file of the first n hits, once there
+	// are n: no hit of a file whose path sorts after it can be shown, so
+	// its hits are counted, not laid out. Read without the lock.
+	last atomic.Pointer[string]
+}
+
+// past says no hit of the file at path can be among the first n.
+func (k *kept) past(path string) bool {
+	last := k.last.Load()
+	return last != nil && path > *last
 }
 
 // fileHits are one file's hits, in line order.
@@ -165,6 +175,8 @@ func (k *kept) trim() {
 			k.files[i].hits = f.hits[:left]
 			clear(k.files[i+1:])
 			k.files = k.files[:i+1]
+			last := f.path // a copy: the slot moves at the next sort
+			k.last.Store(&last)
 			break
 		}
 		left -= len(f.hits)

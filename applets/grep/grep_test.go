@@ -346,8 +346,11 @@ func TestPastFirstRead(t *testing.T) {
 
 // TestKeptFirstN: whatever order files' hits come in, kept gives the first
 // n of all of them by path and line, and holds at most twice n between.
+// A file it says is past the first n (whose hits the search then does not
+// lay out) has none of them.
 func TestKeptFirstN(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	same := func(a, b *hit) bool { return a.path == b.path && a.line == b.line }
 	for round := range 300 {
 		var all []*hit
 		var files [][]*hit
@@ -360,25 +363,57 @@ func TestKeptFirstN(t *testing.T) {
 			files = append(files, hits)
 		}
 		rng.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
-		k := kept{n: rng.IntN(60)}
+		k := kept{n: 1 + rng.IntN(60)}
+		want := slices.Clone(all) // in order of path and line, as made
+		want = want[:min(len(want), k.n)]
 		for _, hits := range files {
-			if len(hits) > 0 {
-				k.add(hits[0].path, hits)
+			if len(hits) == 0 {
+				continue
 			}
-			if k.total >= 2*max(k.n, 1) {
+			if k.past(hits[0].path) {
+				for _, h := range hits {
+					if slices.ContainsFunc(want, func(w *hit) bool { return same(w, h) }) {
+						t.Fatalf("round %d: %s:%d is among the first %d, yet its file was past them", round, h.path, h.line, k.n)
+					}
+				}
+				continue
+			}
+			k.add(hits[0].path, hits)
+			if k.total >= 2*k.n {
 				t.Fatalf("round %d: %d hits held for n = %d", round, k.total, k.n)
 			}
 		}
-		slices.SortFunc(all, func(a, b *hit) int {
-			if c := strings.Compare(a.path, b.path); c != 0 {
-				return c
-			}
-			return int(a.line - b.line)
-		})
-		want := all[:min(len(all), k.n)]
-		if got := k.sorted(); !slices.Equal(got, want) {
+		if got := k.sorted(); !slices.EqualFunc(got, want, same) {
 			t.Fatalf("round %d, n %d: got %d hits, want %d", round, k.n, len(got), len(want))
 		}
+	}
+}
+
+// TestKeptPast: once kept holds n hits, a file whose path sorts after
+// them is past: of 200 files of 10 hits in random order, with n = 10,
+// most are never laid out.
+func TestKeptPast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	order := rng.Perm(200)
+	k := kept{n: 10}
+	past := 0
+	for _, f := range order {
+		path := fmt.Sprintf("f%03d", f)
+		if k.past(path) {
+			past++
+			continue
+		}
+		var hits []*hit
+		for line := range int64(10) {
+			hits = append(hits, &hit{path: path, line: line + 1})
+		}
+		k.add(path, hits)
+	}
+	if past < 150 {
+		t.Fatalf("%d of 200 files past the first 10 hits", past)
+	}
+	if got := k.sorted(); len(got) != 10 || got[0].path != "f000" || got[9].line != 10 {
+		t.Fatalf("kept %d hits, first %s", len(got), got[0].path)
 	}
 }
 

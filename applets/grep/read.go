@@ -249,6 +249,12 @@ func (fs *fileScan) hit(s *search, buf []byte, ls, le, ms, me int) {
 	if i := bytes.IndexByte(buf[ls:le], '\n'); i >= 0 {
 		first = ls + i
 	}
+	// A hit that can never be shown is counted, not laid out: past the
+	// first kept.n of its file, or in a file whose path sorts after the
+	// first kept.n hits already held.
+	if len(fs.hits) >= s.kept.n || s.kept.past(fs.display) {
+		return
+	}
 	mls, mle := -1, -1 // the match in its first line, where it was worked out
 	if ms >= 0 {
 		mls, mle = ms-ls, min(me, first)-ls
@@ -266,10 +272,7 @@ func (fs *fileScan) hit(s *search, buf []byte, ls, le, ms, me int) {
 	}
 	h.before = linesBefore(buf, ls, fs.line, s.before)
 	h.after = linesAfter(buf, le, end, s.after)
-	// A file's hits past the first kept.n can never be shown.
-	if len(fs.hits) < s.kept.n {
-		fs.hits = append(fs.hits, h)
-	}
+	fs.hits = append(fs.hits, h)
 }
 
 // linesBefore are up to n lines before the line starting at ls.
