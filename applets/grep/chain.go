@@ -10,7 +10,8 @@ import (
 // A chain decides whether a line matches, without the regular expression,
 // for a pattern that is a run of places, each a set of bytes taken once,
 // once or more (+), at most once (?) or any number of times (*):
-// func \w+Handler, [a-z]+_[0-9]{3}, "[^"]+", func.*Handler. Such patterns
+// func \w+Handler, [a-z]+_[0-9]{3}, "[^"]+", func.*Handler, \berr\b (a \b
+// at a place that may not be left out, nor the one before it). Such patterns
 // are common in what models search for, and on a line that holds what
 // every match must hold, Go's regexp (a backtracker or an NFA, no DFA) is
 // most of a search's time. A chain reads each byte of the line once
@@ -36,6 +37,10 @@ type chain struct {
 	// is one byte that may not be left out, else -1: with no place set,
 	// the line is read on from its next one with bytes.IndexByte.
 	first int
+	// wb are the places a \b comes before: one is entered only at a word
+	// boundary. wbEnd says a \b ends the chain.
+	wb    uint64
+	wbEnd bool
 }
 
 // maxChain bounds a chain's places: the bits of a state.
@@ -45,11 +50,27 @@ const maxChain = 64
 // lines, or nil if it is not one.
 func chainOf(re *syntax.Regexp) *chain {
 	var places []byteSet
-	var rep, opt uint64
+	var rep, opt, wb uint64
+	bound := false // a \b before the next place
+	// push adds a place, the bit of its \b if one came before it.
+	push := func(s byteSet) bool {
+		if len(places) == maxChain {
+			return false
+		}
+		places = append(places, s)
+		if bound {
+			wb |= 1 << (len(places) - 1)
+			bound = false
+		}
+		return true
+	}
 	// add adds re's places, or says it is not a run of them.
 	var add func(re *syntax.Regexp) bool
 	add = func(re *syntax.Regexp) bool {
 		switch re.Op {
+		case syntax.OpWordBoundary:
+			bound = true
+			return true
 		case syntax.OpCapture:
 			return add(re.Sub[0])
 		case syntax.OpConcat:
@@ -62,19 +83,14 @@ func chainOf(re *syntax.Regexp) *chain {
 		case syntax.OpLiteral:
 			for _, r := range re.Rune {
 				s, ok := runeSet(r, re.Flags&syntax.FoldCase != 0)
-				if !ok || len(places) == maxChain {
+				if !ok || !push(s) {
 					return false
 				}
-				places = append(places, s)
 			}
 			return true
 		case syntax.OpCharClass, syntax.OpAnyCharNotNL:
 			s, ok := classSet(re, false)
-			if !ok || len(places) == maxChain {
-				return false
-			}
-			places = append(places, s)
-			return true
+			return ok && push(s)
 		case syntax.OpPlus, syntax.OpStar, syntax.OpQuest:
 			repeats := re.Op != syntax.OpQuest
 			s, ok := byteSet{}, false
@@ -86,10 +102,9 @@ func chainOf(re *syntax.Regexp) *chain {
 			case syntax.OpCharClass, syntax.OpAnyCharNotNL:
 				s, ok = classSet(sub, repeats)
 			}
-			if !ok || len(places) == maxChain {
+			if !ok || !push(s) {
 				return false
 			}
-			places = append(places, s)
 			bit := uint64(1) << (len(places) - 1)
 			if repeats {
 				rep |= bit
@@ -104,7 +119,12 @@ func chainOf(re *syntax.Regexp) *chain {
 	if !add(re) || len(places) == 0 {
 		return nil
 	}
-	c := &chain{rep: rep, opt: opt, last: 1 << (len(places) - 1), first: -1}
+	c := &chain{rep: rep, opt: opt, last: 1 << (len(places) - 1), first: -1, wb: wb, wbEnd: bound}
+	// A \b is where two places meet (or a place and an end of the match)
+	// only where neither may be left out.
+	if wb&(opt|opt<<1) != 0 || bound && opt&c.last != 0 {
+		return nil
+	}
 	if m := places[0].members(2); len(m) == 1 && opt&1 == 0 {
 		c.first = int(m[0])
 	}
@@ -192,15 +212,26 @@ func (c *chain) match(line []byte) bool {
 			}
 			i += j
 		}
-		d = (d<<1 | 1 | d&c.rep) & c.sets[line[i]]
+		enter := d<<1 | 1
+		if c.wb != 0 && !boundary(line, i) {
+			enter &^= c.wb
+		}
+		d = (enter | d&c.rep) & c.sets[line[i]]
 		if c.run > 0 {
 			d = c.skip(d)
 		}
-		if d&c.last != 0 {
+		if d&c.last != 0 && (!c.wbEnd || boundary(line, i+1)) {
 			return true
 		}
 	}
 	return false
+}
+
+// boundary says whether \b holds before line[i]: a word byte on one side
+// and not on the other, as the regexp has it (ASCII words; beyond the
+// line's ends, none).
+func boundary(line []byte, i int) bool {
+	return (i > 0 && syntax.IsWordChar(rune(line[i-1]))) != (i < len(line) && syntax.IsWordChar(rune(line[i])))
 }
 
 // skip sets the bit of each place that may be left out after one that is

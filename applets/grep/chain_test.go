@@ -69,7 +69,15 @@ func TestChainOf(t *testing.T) {
 		{`x{2,4}`, false},
 		{`^ab+`, false},
 		{`ab+$`, false},
-		{`\bab+`, false},
+		{`\bab+`, true},
+		{`\berr\b`, true},
+		{`\b\w+Error\b`, true},
+		{`x\b`, true},
+		{`a?\bb`, false}, // a \b beside a place that may be left out
+		{`a\bb*`, false},
+		{`ab*\b`, false},
+		{`\Bab`, false},
+		{`\b`, false},
 		{`ab|cd+`, false},
 		{`(ab)+`, false},
 		{strings.Repeat("a", 65) + "+", false}, // 65 places
@@ -80,7 +88,7 @@ func TestChainOf(t *testing.T) {
 			t.Errorf("%q: a chain %v, want %v", tc.pattern, c != nil, tc.chain)
 			continue
 		}
-		text := []byte("Version 2 of Errno42, a3 é9 Ab1\nfunc fooHandler() {\nabc_123\n\"\" \"x\" \"é\"\nxéy x\xffy xy x\ny\nfoo(bar) foo12\nABBC abbbc ac\n" + strings.Repeat("a", 70) + "\n")
+		text := []byte("Version 2 of Errno42, a3 é9 Ab1\nfunc fooHandler() {\nabc_123\n\"\" \"x\" \"é\"\nxéy x\xffy xy x\ny\nfoo(bar) foo12\nABBC abbbc ac\n" + strings.Repeat("a", 70) + "\nerr errs xerr err_ (err) éerr\nab ab_ abb\n")
 		if c != nil {
 			if line := chainAgrees(t, tc.pattern, c, text); line != "" {
 				t.Errorf("%q: the chain and the expression disagree on %q", tc.pattern, line)
@@ -89,15 +97,15 @@ func TestChainOf(t *testing.T) {
 	}
 }
 
-// TestChainRandom: on random chains of the sets and repeats models type
+// TestChainRandom: on random chains of the sets, repeats and \b models type
 // and random lines of ASCII, runes of two and three bytes and invalid
 // bytes, the chain and the expression agree on every line.
 func TestChainRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	parts := []string{`a`, `b`, `_`, `"`, `\w`, `\d`, `\s`, `[a-c]`, `[^"]`, `\S`, `.`, `[^a]`, `(?i:b)`, `é`}
+	parts := []string{`a`, `b`, `_`, `"`, `\w`, `\d`, `\s`, `[a-c]`, `[^"]`, `\S`, `.`, `[^a]`, `(?i:b)`, `é`, `\b`}
 	bytesOf := []string{"a", "b", "c", "_", "\"", "1", " ", "B", "\t", "é", "€", "\xff", "\xe2\x82", "\xc3"}
 	chains := 0
-	for range 3000 {
+	for range 4000 {
 		var p strings.Builder
 		for range 1 + rng.IntN(5) {
 			p.WriteString(parts[rng.IntN(len(parts))])
