@@ -158,18 +158,13 @@ func chainOf(re *syntax.Regexp) *chain {
 }
 
 // runeSet is the bytes of r, or with fold of each rune it folds to, if
-// each is one byte.
+// each is one byte: what runeFacts knows of it, where that is one place.
 func runeSet(r rune, fold bool) (byteSet, bool) {
-	var s byteSet
-	for f := r; ; {
-		if f >= utf8.RuneSelf {
-			return s, false
-		}
-		s.add(byte(f))
-		if f = unicode.SimpleFold(f); !fold || f == r {
-			return s, true
-		}
+	f := runeFacts(r, fold)
+	if !f.fixed || !f.precise || len(f.whole) != 1 {
+		return byteSet{}, false
 	}
+	return f.whole[0], true
 }
 
 // classSet is the bytes of a class (or of ., every rune but \n): its ASCII

@@ -245,15 +245,15 @@ func (s *search) scan(buf []byte, fs *fileScan) (counted int) {
 // hit keeps the matching line at ls..le (a match from ms to me), with its
 // context.
 func (fs *fileScan) hit(s *search, buf []byte, ls, le, ms, me int) {
-	first := le // the end of the match's first line
-	if i := bytes.IndexByte(buf[ls:le], '\n'); i >= 0 {
-		first = ls + i
-	}
 	// A hit that can never be shown is counted, not laid out: past the
 	// first kept.n of its file, or in a file whose path sorts after the
 	// first kept.n hits already held.
 	if len(fs.hits) >= s.kept.n || s.kept.past(fs.display) {
 		return
+	}
+	first := le // the end of the match's first line
+	if i := bytes.IndexByte(buf[ls:le], '\n'); i >= 0 {
+		first = ls + i
 	}
 	mls, mle := -1, -1 // the match in its first line, where it was worked out
 	if ms >= 0 {

@@ -100,11 +100,12 @@ func newFinder(pattern string, fixed, ignoreCase, multiline bool) (*finder, erro
 	if f.re, err = regexp.Compile(tree.String()); err != nil {
 		return nil, err
 	}
-	f.chain = chainOf(simple)
 	if literal && !ignoreCase && !strings.ContainsRune(pattern, utf8.RuneError) {
 		// Not plain, so longer than a class string. (A U+FFFD in it would
 		// match an invalid byte too, as the expression reads a text.)
 		f.lit = []byte(pattern)
+	} else {
+		f.chain = chainOf(simple)
 	}
 	for _, n := range factsOf(simple).all {
 		var ss []scanner
@@ -347,7 +348,7 @@ func (f *finder) inLine(line []byte) (ms, me int, found bool) {
 	if loc := f.re.FindIndex(line); loc != nil {
 		return loc[0], loc[1], true
 	}
-	return 0, 0, false
+	return -1, -1, false
 }
 
 // holdsOthers says whether a line holds one of each set's class strings
