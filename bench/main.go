@@ -166,10 +166,14 @@ type comparison struct {
 	limit       float64 // the largest ratio the target allows (0: none)
 	maxMS       float64 // the longest toolkit's median may take, in ms (0: none)
 	maxMiB      float64 // the most toolkit's peak may be, in MiB (0: none)
-	setup       func() error
-	needs       string       // a program the baseline is, left out with a note where it is not installed
-	before      func() error // before each run of either side, so both start alike
-	cleanup     func()
+	// peaks says the baseline's peak too, and toolkit's over it; peakLimit
+	// is the largest that may be (0: none).
+	peaks     bool
+	peakLimit float64
+	setup     func() error
+	needs     string       // a program the baseline is, left out with a note where it is not installed
+	before    func() error // before each run of either side, so both start alike
+	cleanup   func()
 }
 
 type row struct {
@@ -178,6 +182,17 @@ type row struct {
 }
 
 func (r row) ratio() float64 { return r.tool.wall.Seconds() / r.base.wall.Seconds() }
+
+// peakRatio is toolkit's peak over the baseline's.
+func (r row) peakRatio() float64 { return float64(r.tool.rss) / float64(r.base.rss) }
+
+// target is what the target says, with both peaks where the row says them.
+func (r row) target() string {
+	if !r.c.peaks {
+		return r.c.target
+	}
+	return fmt.Sprintf("%s (peaks: toolkit %s, baseline %s, %.2f×)", r.c.target, peak(r.tool.rss), peak(r.base.rss), r.peakRatio())
+}
 
 func (c comparison) measure() (row, error) {
 	if c.setup != nil {
@@ -321,8 +336,8 @@ func main() {
 // met says whether the row meets its target; ok false when it has none.
 func (r row) met() (met, ok bool) {
 	met = (r.c.limit == 0 || r.ratio() <= r.c.limit) && (r.c.maxMS == 0 || ms(r.tool.wall) <= r.c.maxMS) &&
-		(r.c.maxMiB == 0 || mib(r.tool.rss) <= r.c.maxMiB)
-	return met, r.c.limit > 0 || r.c.maxMS > 0 || r.c.maxMiB > 0
+		(r.c.maxMiB == 0 || mib(r.tool.rss) <= r.c.maxMiB) && (r.c.peakLimit == 0 || r.peakRatio() <= r.c.peakLimit)
+	return met, r.c.limit > 0 || r.c.maxMS > 0 || r.c.maxMiB > 0 || r.c.peakLimit > 0
 }
 
 func printRow(w io.Writer, r row) {
@@ -331,7 +346,7 @@ func printRow(w io.Writer, r row) {
 		verdict = map[bool]string{true: "meets the target", false: "MISSES the target"}[met]
 	}
 	fmt.Fprintf(w, "%-7s %-58s base %8.1f ms  toolkit %8.1f ms  ratio %5.2f  peak %10s  %s %s\n",
-		r.c.group, r.c.name, ms(r.base.wall), ms(r.tool.wall), r.ratio(), peak(r.tool.rss), r.c.target, verdict)
+		r.c.group, r.c.name, ms(r.base.wall), ms(r.tool.wall), r.ratio(), peak(r.tool.rss), r.target(), verdict)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -379,7 +394,7 @@ func writeMarkdown(path, dir, toolkit string, rows []row, notes, gobench []strin
 			verdict = map[bool]string{true: " (met)", false: " (**missed**)"}[met]
 		}
 		fmt.Fprintf(w, "| %s | `%s` | %.1f | %.1f | %.2f | %s | %s%s |\n",
-			r.c.name, cell(strings.Join(r.c.base, " ")), ms(r.base.wall), ms(r.tool.wall), r.ratio(), peak(r.tool.rss), r.c.target, verdict)
+			r.c.name, cell(strings.Join(r.c.base, " ")), ms(r.base.wall), ms(r.tool.wall), r.ratio(), peak(r.tool.rss), r.target(), verdict)
 	}
 	if len(gobench) > 0 {
 		fmt.Fprintf(w, "\n## Go benchmarks (testing.B)\n\nThe cleaner's target: ≥ 1 GB/s on text with no escapes (`BenchmarkClean/plain`).\n\n```\n%s\n```\n", strings.Join(gobench, "\n"))

@@ -73,6 +73,13 @@ func moreCases(e *benchEnv) []comparison {
 		c.runs, c.setup = 3, makeBig
 		out = append(out, c)
 	}
+	// Peak memory: toolkit's against ripgrep's, on the same search.
+	out = append(out, comparison{
+		group: "grep-rg", name: "TODO|FIXME, every match, peak memory against ripgrep 13 -j2, Go's source tree", needs: "rg",
+		base: []string{"rg", "-n", "--no-ignore", "-j2", `TODO|FIXME`, src},
+		tool: []string{tk, "grep", "--no-ignore", "--limit", "1000000", `TODO|FIXME`, src},
+		runs: e.runs, target: "peak ≤ 1.5× the baseline's", peaks: true, peakLimit: 1.5, setup: warm,
+	})
 	// One directory of many files, which the walk's goroutines share: the
 	// files of Go's runtime package (not its subdirectories) three times.
 	oneDir := e.path("one-dir")
@@ -98,13 +105,15 @@ func moreCases(e *benchEnv) []comparison {
 	// to ripgrep is Go's and the machine's. Built with the tag deps, it
 	// links what toolkit links besides its own code (bench/deps), as the
 	// start-up rows' floor does: its start and its pages in memory are
-	// then those toolkit's dependencies set.
-	floor, floorDeps := e.path("floor-grep"), e.path("floor-grep-deps")
+	// then those toolkit's dependencies set. Built with the tags deps and
+	// linked, it links all of toolkit's own code too (bench/linked): a
+	// binary of toolkit's size, whose peak toolkit's is measured against.
+	floor, floorDeps, floorLinked := e.path("floor-grep"), e.path("floor-grep-deps"), e.path("floor-grep-linked")
 	buildFloor := func() error {
 		if err := warm(); err != nil {
 			return err
 		}
-		for _, b := range [][]string{{floor}, {floorDeps, "-tags", "deps"}} {
+		for _, b := range [][]string{{floor}, {floorDeps, "-tags", "deps"}, {floorLinked, "-tags", "deps,linked,urfave_cli_no_docs"}} {
 			cmd := exec.Command("go", append([]string{"build", "-trimpath", "-ldflags", "-s -w", "-o", b[0]}, append(b[1:], "./bench/floor/grep")...)...)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -141,10 +150,16 @@ func moreCases(e *benchEnv) []comparison {
 				group: "grep-rg", name: name + ", every match, against " + f.name + ", Go's source tree",
 				base: append(append([]string{f.bin}, p.floor...), src),
 				tool: append(tool, p.pattern, src),
-				runs: e.runs, target: "report the ratio", setup: buildFloor,
+				runs: e.runs, target: "report the ratio", peaks: true, setup: buildFloor,
 			})
 		}
 	}
+	out = append(out, comparison{
+		group: "grep-rg", name: "TODO|FIXME, every match, against the floor linking all of toolkit's code besides (bench/floor/grep, tags deps and linked), Go's source tree",
+		base: []string{floorLinked, "TODO", "FIXME", src},
+		tool: []string{tk, "grep", "--no-ignore", "--limit", "1000000", `TODO|FIXME`, src},
+		runs: e.runs, target: "report the ratio", peaks: true, setup: buildFloor,
+	})
 	out = append(out, comparison{
 		group: "grep-rg", name: "fatal.error (ignore case), every match, against GNU grep -rniI",
 		base: []string{"grep", "-rniI", `fatal.error`, src}, tool: []string{tk, "grep", "--no-ignore", "--ignore-case", "--limit", "1000000", `fatal.error`, src},
@@ -203,6 +218,16 @@ func moreCases(e *benchEnv) []comparison {
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps built with the tag linked, running sh -c true as a child: what of a call is toolkit's own work",
 			base: starts(linked, "run"), tool: starts(tk, "shell", "true"),
+			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
+		},
+		comparison{
+			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps running sh -c true as toolkit shell must (guard: signals caught, a subreaper reaping, a session, its output read)",
+			base: starts(deps, "guard"), tool: starts(tk, "shell", "true"),
+			runs: e.runs, target: "report the ratio", setup: build(deps, "./bench/startup/deps"),
+		},
+		comparison{
+			group: "startup", name: "toolkit shell true, 200 starts, against that guard built with the tag linked: the floor of one binary of toolkit's size",
+			base: starts(linked, "guard"), tool: starts(tk, "shell", "true"),
 			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
 		},
 	)

@@ -1,10 +1,11 @@
 // Command deps prints a line, or with the argument sh execs sh -c true,
 // as hello and shtrue do, or with run runs sh -c true as a child and waits
-// for it (os/exec), linking every package outside the standard library
-// that toolkit's own packages import (bench/deps): the floor of toolkit's
-// start that its dependencies set, which toolkit --version and toolkit
-// shell true are measured against. Built with the tag linked, it links
-// toolkit's own code too (linked.go).
+// for it (os/exec), or with guard runs it as toolkit shell must (guard.go),
+// linking every package outside the standard library that toolkit's own
+// packages import (bench/deps): the floor of toolkit's start that its
+// dependencies set, which toolkit --version and toolkit shell true are
+// measured against. Built with the tag linked, it links toolkit's own code
+// too (bench/linked).
 package main
 
 import (
@@ -21,6 +22,10 @@ func main() {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)
 		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "guard" {
+		guard()
 		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == "sh" {
