@@ -166,8 +166,8 @@ type comparison struct {
 	limit       float64 // the largest ratio the target allows (0: none)
 	maxMS       float64 // the longest toolkit's median may take, in ms (0: none)
 	maxMiB      float64 // the most toolkit's peak may be, in MiB (0: none)
-	// peaks says the baseline's peak too, and toolkit's over it; peakLimit
-	// is the largest that may be (0: none).
+	// peaks says the baseline's peak too, and toolkit's over it, as a row
+	// with a peakLimit does: the largest that ratio may be (0: none).
 	peaks     bool
 	peakLimit float64
 	setup     func() error
@@ -188,7 +188,7 @@ func (r row) peakRatio() float64 { return float64(r.tool.rss) / float64(r.base.r
 
 // target is what the target says, with both peaks where the row says them.
 func (r row) target() string {
-	if !r.c.peaks {
+	if !r.c.peaks && r.c.peakLimit == 0 {
 		return r.c.target
 	}
 	return fmt.Sprintf("%s (peaks: toolkit %s, baseline %s, %.2f×)", r.c.target, peak(r.tool.rss), peak(r.base.rss), r.peakRatio())

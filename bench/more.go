@@ -78,7 +78,7 @@ func moreCases(e *benchEnv) []comparison {
 		group: "grep-rg", name: "TODO|FIXME, every match, peak memory against ripgrep 13 -j2, Go's source tree", needs: "rg",
 		base: []string{"rg", "-n", "--no-ignore", "-j2", `TODO|FIXME`, src},
 		tool: []string{tk, "grep", "--no-ignore", "--limit", "1000000", `TODO|FIXME`, src},
-		runs: e.runs, target: "peak ≤ 1.5× the baseline's", peaks: true, peakLimit: 1.5, setup: warm,
+		runs: e.runs, target: "peak ≤ 1.5× the baseline's", peakLimit: 1.5, setup: warm,
 	})
 	// One directory of many files, which the walk's goroutines share: the
 	// files of Go's runtime package (not its subdirectories) three times.
