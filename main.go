@@ -184,7 +184,7 @@ func newApp(name string) *cli.App {
 		Usage:                     "carries out a model's tool calls in a sandbox",
 		Version:                   version,
 		Commands:                  cmds,
-		Flags:                     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print errors as JSON"}},
+		Flags:                     cmdline.NamedOnce(&cli.BoolFlag{Name: "json", Usage: "print errors as JSON"}),
 		CustomAppHelpTemplate:     helpTemplate,
 		Reader:                    os.Stdin,
 		Writer:                    os.Stdout,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -124,8 +126,11 @@ func TestNamesWorkedOutOnce(t *testing.T) {
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v", "loud, noisy"}},
 		&cli.StringFlag{Name: "out, o", Aliases: []string{"output  x"}},
 	})
-	for _, f := range append(cmd.Flags, more...) {
+	for _, f := range append(cmd.Flags, append(more, cli.HelpFlag, cli.VersionFlag)...) {
 		base := kind(f)
+		if base == f {
+			t.Errorf("%T %q: not given its names once", f, f.Names())
+		}
 		if !slices.Equal(f.Names(), base.Names()) {
 			t.Errorf("%T: names %q, want %q", base, f.Names(), base.Names())
 		}
@@ -134,6 +139,102 @@ func TestNamesWorkedOutOnce(t *testing.T) {
 		}
 		if n := testing.AllocsPerRun(10, func() { f.Names() }); n > 0 {
 			t.Errorf("%T %q: %.0f allocations for its names", base, f.Names(), n)
+		}
+	}
+}
+
+// TestApplyAsUrfave: a flag applied with its names worked out once parses
+// as urfave/cli's own Apply has it parse, from the command line, its
+// environment variables and its file, and shows the same help line and
+// default after; and its Apply does less (urfave/cli's works the names out
+// with a regexp replace).
+func TestApplyAsUrfave(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "value")
+	if err := os.WriteFile(file, []byte("true"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	makers := []func() cli.Flag{
+		func() cli.Flag { return &cli.BoolFlag{Name: "all", Usage: "every one"} },
+		func() cli.Flag {
+			return &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Value: true, EnvVars: []string{"TK_TEST_BOOL"}}
+		},
+		func() cli.Flag { return &cli.BoolFlag{Name: "filed", FilePath: file} },
+		func() cli.Flag {
+			return &cli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "x", EnvVars: []string{"TK_TEST_STR"}, Usage: "to `FILE`"}
+		},
+		func() cli.Flag { return &cli.IntFlag{Name: "n", Value: 3, EnvVars: []string{"TK_TEST_INT"}} },
+		func() cli.Flag {
+			return &cli.DurationFlag{Name: "d", Value: time.Second, EnvVars: []string{"TK_TEST_DUR"}}
+		},
+		func() cli.Flag { return TextsFlag("env", "add `NAME=VALUE`") },
+		func() cli.Flag {
+			return &cli.GenericFlag{Name: "texts", Value: &Texts{"a"}, EnvVars: []string{"TK_TEST_TEXTS"}}
+		},
+	}
+	envs := []map[string]string{
+		{},
+		{"TK_TEST_BOOL": "false", "TK_TEST_STR": "e", "TK_TEST_INT": "7", "TK_TEST_DUR": "3s", "TK_TEST_TEXTS": "q"},
+		{"TK_TEST_BOOL": "", "TK_TEST_INT": ""},
+	}
+	argLists := [][]string{
+		nil,
+		{"--all", "-v=false", "-o", "y", "--n", "5", "--d", "2s", "--env", "a", "--env", " b ", "--texts", "c"},
+		{"--verbose", "--out", "z", "--o", "w", "--filed=false"},
+	}
+	for i, env := range envs {
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		for _, args := range argLists {
+			var ours, theirs []cli.Flag
+			for _, make := range makers {
+				ours = append(ours, namedOnce([]cli.Flag{make()})[0])
+				theirs = append(theirs, make())
+			}
+			parse := func(flags []cli.Flag) *flag.FlagSet {
+				set := flag.NewFlagSet("t", flag.ContinueOnError)
+				for _, f := range flags {
+					if err := f.Apply(set); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := set.Parse(args); err != nil {
+					t.Fatal(err)
+				}
+				return set
+			}
+			got, want := parse(ours), parse(theirs)
+			for j, f := range theirs {
+				for _, n := range f.Names() {
+					g, w := got.Lookup(n), want.Lookup(n)
+					if g.Value.String() != w.Value.String() || g.DefValue != w.DefValue || g.Usage != w.Usage {
+						t.Errorf("env %d, %q: --%s is %q (default %q, usage %q), want %q (%q, %q)", i, args, n, g.Value, g.DefValue, g.Usage, w.Value, w.DefValue, w.Usage)
+					}
+				}
+				if g, w := fmt.Sprint(ours[j]), fmt.Sprint(f); g != w {
+					t.Errorf("env %d, %q: help line %q, want %q", i, args, g, w)
+				}
+				if g, w := ours[j].(cli.DocGenerationFlag).GetDefaultText(), f.(cli.DocGenerationFlag).GetDefaultText(); g != w {
+					t.Errorf("env %d, %q: --%s default %q, want %q", i, args, f.Names()[0], g, w)
+				}
+			}
+		}
+		for k := range env {
+			os.Unsetenv(k)
+		}
+	}
+	// With nothing from outside, each of ours applies with fewer
+	// allocations; the one read from a file is urfave/cli's own.
+	for _, make := range makers {
+		ours, theirs := namedOnce([]cli.Flag{make()})[0], make()
+		if theirs.Names()[0] == "filed" {
+			continue
+		}
+		apply := func(f cli.Flag) float64 {
+			return testing.AllocsPerRun(20, func() { _ = f.Apply(flag.NewFlagSet("t", flag.ContinueOnError)) })
+		}
+		if a, b := apply(ours), apply(theirs); a >= b {
+			t.Errorf("--%s: %.0f allocations to apply, urfave/cli's own %.0f", theirs.Names()[0], a, b)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -299,13 +300,24 @@ func JoinSwitches(cmd *cli.Command, args []string) []string {
 	return out
 }
 
+// urfave/cli adds its own --help to every command and --version to the
+// app: they are named once as the applets' own flags are.
+func init() {
+	cli.HelpFlag = namedOnce([]cli.Flag{cli.HelpFlag})[0]
+	cli.VersionFlag = namedOnce([]cli.Flag{cli.VersionFlag})[0]
+}
+
+// NamedOnce is namedOnce, for flags made outside an applet's command.
+func NamedOnce(flags ...cli.Flag) []cli.Flag { return namedOnce(flags) }
+
 // namedOnce gives each flag its names worked out once. urfave/cli works a
 // flag's names out (a regexp replace each) whenever it asks for them, and
 // before an applet runs it asks for every flag's names for each flag of
 // the command (runFlagActions, IsSet): a toolkit shell true called its
-// FlagNames 1,157 times, 111 with this (counted with perf probe); the
-// names are worked out without a regexp (flagNames). A flag of a kind not
-// listed here is kept as it is.
+// FlagNames 1,157 times, 111 with this, and none with Apply below and
+// urfave/cli's own --help and --version named once too (counted with perf
+// probe); the names are worked out without a regexp (flagNames). A flag of
+// a kind not listed here is kept as it is.
 func namedOnce(flags []cli.Flag) []cli.Flag {
 	out := make([]cli.Flag, len(flags))
 	for i, f := range flags {
@@ -319,7 +331,7 @@ func namedOnce(flags []cli.Flag) []cli.Flag {
 		case *cli.DurationFlag:
 			out[i] = &durationFlag{f, flagNames(f.Name, f.Aliases)}
 		case *cli.GenericFlag:
-			out[i] = &genericFlag{f, flagNames(f.Name, f.Aliases)}
+			out[i] = &genericFlag{GenericFlag: f, names: flagNames(f.Name, f.Aliases)}
 		case *cli.StringSliceFlag:
 			out[i] = &stringSliceFlag{f, flagNames(f.Name, f.Aliases)}
 		default:
@@ -363,6 +375,7 @@ type (
 	genericFlag struct {
 		*cli.GenericFlag
 		names []string
+		was   *string // the value's text when applied: the default help shows
 	}
 	stringSliceFlag struct {
 		*cli.StringSliceFlag
@@ -376,6 +389,108 @@ func (f *intFlag) Names() []string         { return f.names }
 func (f *durationFlag) Names() []string    { return f.names }
 func (f *genericFlag) Names() []string     { return f.names }
 func (f *stringSliceFlag) Names() []string { return f.names }
+
+// Apply is urfave/cli's Apply for each kind, given the names worked out
+// once: urfave/cli's own works them out again, its regexp run cold at each
+// start. A flag whose value comes from its environment variable or a file,
+// or that counts its uses, is left to urfave/cli's own, which parses that
+// value and keeps the default for the help; any other has nothing from them
+// to take. TestApplyAsUrfave holds each to urfave/cli's.
+func (f *boolFlag) Apply(set *flag.FlagSet) error {
+	if f.Count != nil || fromOutside(f.EnvVars, f.FilePath) {
+		return f.BoolFlag.Apply(set)
+	}
+	// urfave/cli's names share one value.
+	p := f.Destination
+	if p == nil {
+		p = new(bool)
+	}
+	for _, n := range f.names {
+		set.BoolVar(p, n, f.Value, f.Usage)
+	}
+	return nil
+}
+
+func (f *stringFlag) Apply(set *flag.FlagSet) error {
+	if fromOutside(f.EnvVars, f.FilePath) {
+		return f.StringFlag.Apply(set)
+	}
+	for _, n := range f.names {
+		if f.Destination != nil {
+			set.StringVar(f.Destination, n, f.Value, f.Usage)
+			continue
+		}
+		set.String(n, f.Value, f.Usage)
+	}
+	return nil
+}
+
+func (f *intFlag) Apply(set *flag.FlagSet) error {
+	if fromOutside(f.EnvVars, f.FilePath) {
+		return f.IntFlag.Apply(set)
+	}
+	for _, n := range f.names {
+		if f.Destination != nil {
+			set.IntVar(f.Destination, n, f.Value, f.Usage)
+			continue
+		}
+		set.Int(n, f.Value, f.Usage)
+	}
+	return nil
+}
+
+func (f *durationFlag) Apply(set *flag.FlagSet) error {
+	if fromOutside(f.EnvVars, f.FilePath) {
+		return f.DurationFlag.Apply(set)
+	}
+	for _, n := range f.names {
+		if f.Destination != nil {
+			set.DurationVar(f.Destination, n, f.Value, f.Usage)
+			continue
+		}
+		set.Duration(n, f.Value, f.Usage)
+	}
+	return nil
+}
+
+func (f *genericFlag) Apply(set *flag.FlagSet) error {
+	if f.Value == nil || fromOutside(f.EnvVars, f.FilePath) {
+		return f.GenericFlag.Apply(set)
+	}
+	was := f.Value.String()
+	f.was = &was
+	v := f.Value
+	if f.Destination != nil {
+		v = f.Destination
+	}
+	for _, n := range f.names {
+		set.Var(v, n, f.Usage)
+	}
+	return nil
+}
+
+// GetDefaultText is the value's text when the flag was applied, as
+// urfave/cli's keeps it: parsing sets the value itself.
+func (f *genericFlag) GetDefaultText() string {
+	if f.was == nil || f.DefaultText != "" {
+		return f.GenericFlag.GetDefaultText()
+	}
+	return *f.was
+}
+
+// String is the flag in the help, with the default above.
+func (f *genericFlag) String() string { return cli.FlagStringer(f) }
+
+// fromOutside says whether urfave/cli would take a flag's value from its
+// environment variables or its files.
+func fromOutside(vars []string, file string) bool {
+	for _, v := range vars {
+		if _, ok := os.LookupEnv(strings.TrimSpace(v)); ok {
+			return true
+		}
+	}
+	return file != ""
+}
 
 // kind is the flag namedOnce was given.
 func kind(f cli.Flag) cli.Flag {
