@@ -230,6 +230,11 @@ func moreCases(e *benchEnv) []comparison {
 			base: starts(linked, "guard"), tool: starts(tk, "shell", "true"),
 			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
 		},
+		comparison{
+			group: "startup", name: "toolkit shell true, 200 starts, against that guard doing first, by plain system calls, toolkit shell's work on its state (deps state: the journals listed, the spills' stamp, /proc/vmstat read), built with the tag linked",
+			base: starts(linked, "state"), tool: starts(tk, "shell", "true"),
+			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
+		},
 	)
 
 	// History on a copy of Go's source tree made a git repository.

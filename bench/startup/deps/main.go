@@ -1,6 +1,7 @@
 // Command deps prints a line, or with the argument sh execs sh -c true,
 // as hello and shtrue do, or with run runs sh -c true as a child and waits
 // for it (os/exec), or with guard runs it as toolkit shell must (guard.go),
+// or with state does toolkit shell's work on its state first, then guards,
 // linking every package outside the standard library that toolkit's own
 // packages import (bench/deps): the floor of toolkit's start that its
 // dependencies set, which toolkit --version and toolkit shell true are
@@ -25,6 +26,11 @@ func main() {
 		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == "guard" {
+		guard()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "state" {
+		state()
 		guard()
 		return
 	}
