@@ -390,9 +390,10 @@ func (f *durationFlag) Names() []string    { return f.names }
 func (f *genericFlag) Names() []string     { return f.names }
 func (f *stringSliceFlag) Names() []string { return f.names }
 
-// Apply is urfave/cli's Apply for each kind, given the names worked out
-// once: urfave/cli's own works them out again, its regexp run cold at each
-// start. A flag whose value comes from its environment variable or a file,
+// Apply is urfave/cli's Apply for each kind above but the string slice
+// (whose value urfave/cli sets up through fields of its own), given the
+// names worked out once: urfave/cli's own works them out again, its regexp
+// run cold at each start. A flag whose value comes from its environment variable or a file,
 // or that counts its uses, is left to urfave/cli's own, which parses that
 // value and keeps the default for the help; any other has nothing from them
 // to take. TestApplyAsUrfave holds each to urfave/cli's.
