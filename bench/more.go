@@ -101,8 +101,8 @@ func moreCases(e *benchEnv) []comparison {
 	// The floor: the same searches by bench/floor/grep, a Go program using
 	// the standard library alone, written for speed and nothing else (no
 	// ignore files, sorting, limit or binary test but a NUL; the class
-	// strings every match holds given). Where toolkit is no slower than it, what is left of the gap
-	// to ripgrep is Go's and the machine's. Built with the tag deps, it
+	// strings every match holds given). Where toolkit is no slower than
+	// it, what is left of the gap to ripgrep is Go's and the machine's. Built with the tag deps, it
 	// links what toolkit links besides its own code (bench/deps), as the
 	// start-up rows' floor does: its start and its pages in memory are
 	// then those toolkit's dependencies set. Built with the tags deps and

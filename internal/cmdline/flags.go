@@ -393,19 +393,16 @@ func (f *stringSliceFlag) Names() []string { return f.names }
 // Apply is urfave/cli's Apply for each kind above but the string slice
 // (whose value urfave/cli sets up through fields of its own), given the
 // names worked out once: urfave/cli's own works them out again, its regexp
-// run cold at each start. A flag whose value comes from its environment variable or a file,
-// or that counts its uses, is left to urfave/cli's own, which parses that
-// value and keeps the default for the help; any other has nothing from them
-// to take. TestApplyAsUrfave holds each to urfave/cli's.
+// run cold at each start. A flag whose value comes from its environment
+// variable or a file, or that counts its uses, is left to urfave/cli's
+// own, which parses that value and keeps the default for the help; any
+// other has nothing from them to take. TestApplyAsUrfave holds each to
+// urfave/cli's.
 func (f *boolFlag) Apply(set *flag.FlagSet) error {
 	if f.Count != nil || fromOutside(f.EnvVars, f.FilePath) {
 		return f.BoolFlag.Apply(set)
 	}
-	// urfave/cli's names share one value.
-	p := f.Destination
-	if p == nil {
-		p = new(bool)
-	}
+	p := orNew(f.Destination) // urfave/cli's names share one value
 	for _, n := range f.names {
 		set.BoolVar(p, n, f.Value, f.Usage)
 	}
@@ -417,11 +414,7 @@ func (f *stringFlag) Apply(set *flag.FlagSet) error {
 		return f.StringFlag.Apply(set)
 	}
 	for _, n := range f.names {
-		if f.Destination != nil {
-			set.StringVar(f.Destination, n, f.Value, f.Usage)
-			continue
-		}
-		set.String(n, f.Value, f.Usage)
+		set.StringVar(orNew(f.Destination), n, f.Value, f.Usage)
 	}
 	return nil
 }
@@ -431,11 +424,7 @@ func (f *intFlag) Apply(set *flag.FlagSet) error {
 		return f.IntFlag.Apply(set)
 	}
 	for _, n := range f.names {
-		if f.Destination != nil {
-			set.IntVar(f.Destination, n, f.Value, f.Usage)
-			continue
-		}
-		set.Int(n, f.Value, f.Usage)
+		set.IntVar(orNew(f.Destination), n, f.Value, f.Usage)
 	}
 	return nil
 }
@@ -445,11 +434,7 @@ func (f *durationFlag) Apply(set *flag.FlagSet) error {
 		return f.DurationFlag.Apply(set)
 	}
 	for _, n := range f.names {
-		if f.Destination != nil {
-			set.DurationVar(f.Destination, n, f.Value, f.Usage)
-			continue
-		}
-		set.Duration(n, f.Value, f.Usage)
+		set.DurationVar(orNew(f.Destination), n, f.Value, f.Usage)
 	}
 	return nil
 }
@@ -468,6 +453,16 @@ func (f *genericFlag) Apply(set *flag.FlagSet) error {
 		set.Var(v, n, f.Usage)
 	}
 	return nil
+}
+
+// orNew is p, or where p is nil a new value: urfave/cli's Apply defines a
+// name on the flag's Destination where it has one, else on a value of its
+// own (flag.FlagSet's String is StringVar on a new string).
+func orNew[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
 }
 
 // GetDefaultText is the value's text when the flag was applied, as
