@@ -235,6 +235,16 @@ func moreCases(e *benchEnv) []comparison {
 			base: starts(linked, "state"), tool: starts(tk, "shell", "true"),
 			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
 		},
+		comparison{
+			group: "startup", name: "toolkit shell true, 200 starts, against deps state parsing toolkit shell's command line first with the standard library's flag package (deps flag shell true: the same flags and environment variables), built with the tag linked",
+			base: starts(linked, "flag", "shell", "true"), tool: starts(tk, "shell", "true"),
+			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
+		},
+		comparison{
+			group: "startup", name: "toolkit shell true, 200 starts, against deps state parsing it first with urfave/cli's own flags, as its documentation writes them (deps cli shell true), built with the tag linked",
+			base: starts(linked, "cli", "shell", "true"), tool: starts(tk, "shell", "true"),
+			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
+		},
 	)
 
 	// History on a copy of Go's source tree made a git repository.

@@ -2,6 +2,9 @@
 // as hello and shtrue do, or with run runs sh -c true as a child and waits
 // for it (os/exec), or with guard runs it as toolkit shell must (guard.go),
 // or with state does toolkit shell's work on its state first, then guards,
+// or with cli or flag parses the toolkit shell command line that follows
+// first (parse.go: with urfave/cli, or the standard library's flag
+// package) and then does what state does,
 // linking every package outside the standard library that toolkit's own
 // packages import (bench/deps): the floor of toolkit's start that its
 // dependencies set, which toolkit --version and toolkit shell true are
@@ -32,6 +35,14 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "state" {
 		state()
 		guard()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "cli" {
+		withCli(os.Args[2:], func() { state(); guard() })
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "flag" {
+		withFlag(os.Args[2:], func() { state(); guard() })
 		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == "sh" {
