@@ -21,34 +21,28 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "run" {
+	mode := ""
+	if len(os.Args) > 1 {
+		mode = os.Args[1]
+	}
+	switch mode {
+	case "run":
 		if err := exec.Command("/bin/sh", "-c", "true").Run(); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
-			os.Exit(1)
+			fail(err)
 		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "guard" {
+	case "guard":
 		guard()
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "state" {
+	case "state":
 		state()
 		guard()
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "cli" {
+	case "cli":
 		withCli(os.Args[2:], func() { state(); guard() })
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "flag" {
+	case "flag":
 		withFlag(os.Args[2:], func() { state(); guard() })
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "sh" {
+	case "sh":
 		err := syscall.Exec("/bin/sh", []string{"sh", "-c", "true"}, os.Environ())
-		os.Stderr.WriteString(err.Error() + "\n")
-		os.Exit(1)
+		fail(err)
+	default:
+		os.Stdout.WriteString("hello\n")
 	}
-	os.Stdout.WriteString("hello\n")
 }
