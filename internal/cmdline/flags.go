@@ -402,10 +402,8 @@ func (f *boolFlag) Apply(set *flag.FlagSet) error {
 	if f.Count != nil || fromOutside(f.EnvVars, f.FilePath) {
 		return f.BoolFlag.Apply(set)
 	}
-	p := orNew(f.Destination) // urfave/cli's names share one value
-	for _, n := range f.names {
-		set.BoolVar(p, n, f.Value, f.Usage)
-	}
+	// urfave/cli's names of a bool share one value.
+	defineEach(set, (*flag.FlagSet).BoolVar, f.names, orNew(f.Destination), f.Value, f.Usage)
 	return nil
 }
 
@@ -413,9 +411,7 @@ func (f *stringFlag) Apply(set *flag.FlagSet) error {
 	if fromOutside(f.EnvVars, f.FilePath) {
 		return f.StringFlag.Apply(set)
 	}
-	for _, n := range f.names {
-		set.StringVar(orNew(f.Destination), n, f.Value, f.Usage)
-	}
+	defineEach(set, (*flag.FlagSet).StringVar, f.names, f.Destination, f.Value, f.Usage)
 	return nil
 }
 
@@ -423,9 +419,7 @@ func (f *intFlag) Apply(set *flag.FlagSet) error {
 	if fromOutside(f.EnvVars, f.FilePath) {
 		return f.IntFlag.Apply(set)
 	}
-	for _, n := range f.names {
-		set.IntVar(orNew(f.Destination), n, f.Value, f.Usage)
-	}
+	defineEach(set, (*flag.FlagSet).IntVar, f.names, f.Destination, f.Value, f.Usage)
 	return nil
 }
 
@@ -433,9 +427,7 @@ func (f *durationFlag) Apply(set *flag.FlagSet) error {
 	if fromOutside(f.EnvVars, f.FilePath) {
 		return f.DurationFlag.Apply(set)
 	}
-	for _, n := range f.names {
-		set.DurationVar(orNew(f.Destination), n, f.Value, f.Usage)
-	}
+	defineEach(set, (*flag.FlagSet).DurationVar, f.names, f.Destination, f.Value, f.Usage)
 	return nil
 }
 
@@ -455,9 +447,17 @@ func (f *genericFlag) Apply(set *flag.FlagSet) error {
 	return nil
 }
 
-// orNew is p, or where p is nil a new value: urfave/cli's Apply defines a
-// name on the flag's Destination where it has one, else on a value of its
-// own (flag.FlagSet's String is StringVar on a new string).
+// defineEach defines each of names on set with define (flag.FlagSet's
+// StringVar, say), as urfave/cli's Apply does: on dest where the flag has
+// one, else on a value of the name's own.
+func defineEach[T any](set *flag.FlagSet, define func(*flag.FlagSet, *T, string, T, string), names []string, dest *T, value T, usage string) {
+	for _, n := range names {
+		define(set, orNew(dest), n, value, usage)
+	}
+}
+
+// orNew is p, or where p is nil a new value (flag.FlagSet's String is
+// StringVar on a new string).
 func orNew[T any](p *T) *T {
 	if p == nil {
 		return new(T)
