@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -109,10 +110,8 @@ func moreCases(e *benchEnv) []comparison {
 	// linked, it links all of toolkit's own code too (bench/linked): a
 	// binary of toolkit's size, whose peak toolkit's is measured against.
 	floor, floorDeps, floorLinked := e.path("floor-grep"), e.path("floor-grep-deps"), e.path("floor-grep-linked")
-	buildFloor := func() error {
-		if err := warm(); err != nil {
-			return err
-		}
+	// The floors are built once, for the first of their rows.
+	buildFloors := sync.OnceValue(func() error {
 		for _, b := range [][]string{{floor}, {floorDeps, "-tags", "deps"}, {floorLinked, "-tags", "deps,linked,urfave_cli_no_docs"}} {
 			cmd := exec.Command("go", append([]string{"build", "-trimpath", "-ldflags", "-s -w", "-o", b[0]}, append(b[1:], "./bench/floor/grep")...)...)
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -121,6 +120,12 @@ func moreCases(e *benchEnv) []comparison {
 			}
 		}
 		return nil
+	})
+	buildFloor := func() error {
+		if err := warm(); err != nil {
+			return err
+		}
+		return buildFloors()
 	}
 	for _, p := range []struct {
 		pattern string
@@ -170,9 +175,9 @@ func moreCases(e *benchEnv) []comparison {
 	// side started 200 times in a loop.
 	hello, shtrue, deps, linked, loop := e.path("hello"), e.path("shtrue"), e.path("deps"), e.path("linked"), e.path("loop")
 	// build builds the loop, and the program in pkg as bin with the tags
-	// given besides install.sh's.
+	// given besides install.sh's, once: for the first of its rows.
 	build := func(bin, pkg string, tags ...string) func() error {
-		return func() error {
+		return sync.OnceValue(func() error {
 			for _, b := range [][2]string{{loop, "./bench/startup/loop"}, {bin, pkg}} {
 				cmd := exec.Command("go", "build", "-tags", strings.Join(append([]string{"urfave_cli_no_docs"}, tags...), ","), "-trimpath", "-ldflags", "-s -w", "-o", b[0], b[1])
 				cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -181,9 +186,11 @@ func moreCases(e *benchEnv) []comparison {
 				}
 			}
 			return nil
-		}
+		})
 	}
+	buildDeps, buildLinked := build(deps, "./bench/startup/deps"), build(linked, "./bench/startup/deps", "linked")
 	starts := func(cmd ...string) []string { return append([]string{loop, "200"}, cmd...) }
+	shellTrue := starts(tk, "shell", "true")
 	out = append(out,
 		comparison{
 			group: "startup", name: "toolkit --version, 200 starts, against a static Go program that prints a line",
@@ -193,57 +200,57 @@ func moreCases(e *benchEnv) []comparison {
 		comparison{
 			group: "startup", name: "toolkit --version, 200 starts, against that program linking every package toolkit's packages import (bench/startup/deps)",
 			base: starts(deps), tool: starts(tk, "--version"),
-			runs: e.runs, target: "≤ 1.05×", limit: 1.05, setup: build(deps, "./bench/startup/deps"),
+			runs: e.runs, target: "≤ 1.05×", limit: 1.05, setup: buildDeps,
 		},
 		comparison{
 			group: "startup", name: "toolkit --version, 200 starts, against bench/startup/deps built with the tag linked: all of toolkit's code linked, none of it run",
 			base: starts(linked), tool: starts(tk, "--version"),
-			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
+			runs: e.runs, target: "report the ratio", setup: buildLinked,
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against a static Go program that execs sh -c true",
-			base: starts(shtrue), tool: starts(tk, "shell", "true"),
+			base: starts(shtrue), tool: shellTrue,
 			runs: e.runs, target: "(the row below sets it)", setup: build(shtrue, "./bench/startup/shtrue"),
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps execing sh -c true",
-			base: starts(deps, "sh"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "≤ 1.3×", limit: 1.3, setup: build(deps, "./bench/startup/deps"),
+			base: starts(deps, "sh"), tool: shellTrue,
+			runs: e.runs, target: "≤ 1.3×", limit: 1.3, setup: buildDeps,
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps running sh -c true as a child (os/exec: start, wait), as toolkit must to say how it ended",
-			base: starts(deps, "run"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "report the ratio", setup: build(deps, "./bench/startup/deps"),
+			base: starts(deps, "run"), tool: shellTrue,
+			runs: e.runs, target: "report the ratio", setup: buildDeps,
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps built with the tag linked, running sh -c true as a child: what of a call is toolkit's own work",
-			base: starts(linked, "run"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
+			base: starts(linked, "run"), tool: shellTrue,
+			runs: e.runs, target: "report the ratio", setup: buildLinked,
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against bench/startup/deps running sh -c true as toolkit shell must (guard: signals caught, a subreaper reaping, a session, its output read)",
-			base: starts(deps, "guard"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "report the ratio", setup: build(deps, "./bench/startup/deps"),
+			base: starts(deps, "guard"), tool: shellTrue,
+			runs: e.runs, target: "report the ratio", setup: buildDeps,
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against that guard built with the tag linked: the floor of one binary of toolkit's size",
-			base: starts(linked, "guard"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
+			base: starts(linked, "guard"), tool: shellTrue,
+			runs: e.runs, target: "report the ratio", setup: buildLinked,
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against that guard doing first, by plain system calls, toolkit shell's work on its state (deps state: the journals listed, the spills' stamp, /proc/vmstat read), built with the tag linked",
-			base: starts(linked, "state"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
+			base: starts(linked, "state"), tool: shellTrue,
+			runs: e.runs, target: "report the ratio", setup: buildLinked,
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against deps state parsing toolkit shell's command line first with the standard library's flag package (deps flag shell true: the same flags and environment variables), built with the tag linked",
-			base: starts(linked, "flag", "shell", "true"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
+			base: starts(linked, "flag", "shell", "true"), tool: shellTrue,
+			runs: e.runs, target: "report the ratio", setup: buildLinked,
 		},
 		comparison{
 			group: "startup", name: "toolkit shell true, 200 starts, against deps state parsing it first with urfave/cli's own flags, as its documentation writes them (deps cli shell true), built with the tag linked",
-			base: starts(linked, "cli", "shell", "true"), tool: starts(tk, "shell", "true"),
-			runs: e.runs, target: "report the ratio", setup: build(linked, "./bench/startup/deps", "linked"),
+			base: starts(linked, "cli", "shell", "true"), tool: shellTrue,
+			runs: e.runs, target: "report the ratio", setup: buildLinked,
 		},
 	)
 
