@@ -109,10 +109,11 @@ func withFlag(args []string, run func()) {
 		}
 	}
 	for _, f := range shellFlags {
-		if v, ok := os.LookupEnv(f.env); ok && f.env != "" {
-			if err := set.Set(f.name, strings.TrimSpace(v)); err != nil {
-				os.Exit(2)
-			}
+		if f.env == "" {
+			continue
+		}
+		if v, ok := os.LookupEnv(f.env); ok && set.Set(f.name, strings.TrimSpace(v)) != nil {
+			os.Exit(2)
 		}
 	}
 	if len(args) == 0 || args[0] != "shell" || set.Parse(args[1:]) != nil || set.NArg() == 0 {
